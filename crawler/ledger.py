@@ -1,0 +1,101 @@
+"""The crawl report: one JSON line per URL seen, with outcome and reason.
+
+It answers "why is my sitemap empty?" and is the base of the staging audit.
+Written to a temporary file while the crawl runs and renamed into place at
+the end, beside (never inside) the public output folder by default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import IO, TYPE_CHECKING
+
+from scrapy import signals
+
+from crawler.items import PageFacts
+from crawler.reasons import Excluded, stats_key
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+__all__ = ["Ledger", "LedgerLine"]
+
+LISTED = "listed"
+EXCLUDED = "excluded"
+#: Reason recorded when a pipeline dropped an item with a plain DropItem.
+UNEXPECTED = "error"
+
+LedgerLine = dict[str, object]
+
+
+class Ledger:
+    def __init__(self, crawler: Crawler, config: SitemapConfig):
+        self.crawler = crawler
+        self.config = config
+        self.path = config.report_path
+        self.tmp_path = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.file: IO[str] | None = None
+        self.reasons: Counter[str] = Counter()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        ledger = cls(crawler, SitemapConfig.from_crawler(crawler))
+        crawler.signals.connect(ledger.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ledger.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(ledger.item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(ledger.spider_closed, signal=signals.spider_closed)
+        return ledger
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = open(self.tmp_path, "w", encoding="utf-8")  # noqa: SIM115 - closed at spider_closed
+
+    def item_scraped(self, item: PageFacts, response: Response | None, spider: Spider) -> None:
+        self._record(item, LISTED, None, "")
+
+    def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
+        if isinstance(exception, Excluded):
+            self._record(item, EXCLUDED, str(exception.reason), exception.detail)
+        else:
+            self._record(item, EXCLUDED, UNEXPECTED, str(exception))
+
+    def _record(self, item: PageFacts, outcome: str, reason: str | None, detail: str) -> None:
+        stats = self.crawler.stats
+        if reason is None:
+            stats.inc_value(stats_key("listed"))
+        else:
+            stats.inc_value(stats_key("dropped", reason))
+            self.reasons[reason] += 1
+        if item.url == self.config.start_url:
+            stats.set_value(stats_key("start", "outcome"), reason or LISTED)
+            stats.set_value(stats_key("start", "detail"), detail)
+        line: LedgerLine = {
+            "url": item.url,
+            "status": item.status,
+            "outcome": outcome,
+            "reason": reason,
+            "detail": detail or None,
+            "depth": item.depth,
+            "referrer": item.referrer,
+        }
+        if item.redirect_to:
+            line["redirect_to"] = item.redirect_to
+        if item.redirect_chain:
+            line["redirect_chain"] = item.redirect_chain
+        if item.canonical:
+            line["canonical"] = item.canonical
+        if self.file is not None:
+            self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.file is None:
+            return
+        self.file.close()
+        os.replace(self.tmp_path, self.path)
+        self.crawler.stats.set_value(stats_key("report_path"), str(self.path))

@@ -1,0 +1,83 @@
+"""Downloader middlewares that keep the crawl in scope and bounded (SPEC S2)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
+
+from crawler.reasons import LimitReached, stats_key
+from crawler.scope import Scope
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = ["CrawlLimitsMiddleware", "ScopeMiddleware"]
+
+
+class ScopeMiddleware(OffsiteMiddleware):
+    """Scrapy's offsite filter with the exact scheme + host + port rule.
+
+    The stock policy matches host names (and their subdomains) only; a
+    sitemap may list only URLs of its own scheme and host, so nothing else
+    is requested. Requests marked ``allow_offsite`` (robots.txt, sitemap
+    files on a sister host) pass as usual.
+    """
+
+    scope: Scope
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        middleware = super().from_crawler(crawler)
+        middleware.scope = Scope(SitemapConfig.from_crawler(crawler).start_url)
+        return middleware
+
+    def should_follow(self, request: Request, spider: Spider) -> bool:
+        return self.scope.contains(request.url)
+
+
+class CrawlLimitsMiddleware:
+    """Bounds every crawl: pages, depth, URL length, query variants per path.
+
+    Runs after the robots.txt check, so disallowed URLs do not use up the
+    page budget. A request over a limit fails with :class:`LimitReached`,
+    which the spider records as an excluded URL with reason ``limit``.
+    """
+
+    def __init__(self, config: SitemapConfig, crawler: Crawler):
+        self.config = config
+        self.stats = crawler.stats
+        self.admitted = 0
+        self.variants: Counter[str] = Counter()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(SitemapConfig.from_crawler(crawler), crawler)
+
+    def process_request(self, request: Request) -> None:
+        meta = request.meta
+        if meta.get("sitemap_file") or meta.get("retry_times") or meta.get("dont_obey_robotstxt"):
+            return  # not a page, or already admitted once
+        config = self.config
+        detail = None
+        if config.max_depth and meta.get("depth", 0) > config.max_depth:
+            detail = f"depth {meta['depth']} > max depth {config.max_depth}"
+        elif len(request.url) > config.max_url_length:
+            detail = f"URL length {len(request.url)} > {config.max_url_length}"
+        elif config.max_query_variants and "?" in request.url:
+            parts = urlsplit(request.url)
+            path = f"{parts.netloc}{parts.path}"
+            self.variants[path] += 1
+            if self.variants[path] > config.max_query_variants:
+                detail = f"more than {config.max_query_variants} query variants of {parts.path}"
+        if detail is None and config.max_pages and self.admitted >= config.max_pages:
+            detail = f"max pages {config.max_pages} reached"
+        if detail is not None:
+            self.stats.inc_value(stats_key("limit", detail.split(" ", 1)[0]))
+            raise LimitReached(detail)
+        self.admitted += 1

@@ -1,0 +1,76 @@
+"""A live progress line on stderr while the crawl runs (CLI only)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from twisted.internet.task import LoopingCall
+
+from crawler.reasons import stats_key
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = ["Progress", "progress_counts"]
+
+
+def progress_counts(stats: dict[str, object]) -> dict[str, int]:
+    """Pages crawled, queued, listed and excluded, from Scrapy stats."""
+
+    def number(key: str) -> int:
+        value = stats.get(key, 0)
+        return value if isinstance(value, int) else 0
+
+    prefix = stats_key("dropped", "")
+    return {
+        "crawled": number("response_received_count"),
+        "queued": max(0, number("scheduler/enqueued") - number("scheduler/dequeued")),
+        "listed": number(stats_key("listed")),
+        "excluded": sum(v for k, v in stats.items() if k.startswith(prefix) and isinstance(v, int)),
+    }
+
+
+class Progress:
+    def __init__(self, crawler: Crawler, interval: float):
+        self.crawler = crawler
+        self.interval = interval
+        self.tty = sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.loop = LoopingCall(self.show)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        if not SitemapConfig.from_crawler(crawler).progress:
+            raise NotConfigured("progress line is off (SITEMAP_PROGRESS)")
+        progress = cls(crawler, 1.0 if sys.stderr.isatty() else 10.0)
+        crawler.signals.connect(progress.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(progress.spider_closed, signal=signals.spider_closed)
+        return progress
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.started = time.monotonic()
+        self.loop.start(self.interval, now=False)
+
+    def show(self) -> None:
+        counts = progress_counts(self.crawler.stats.get_stats())
+        rate = counts["crawled"] / max(time.monotonic() - self.started, 1e-6)
+        line = (
+            f"crawled {counts['crawled']} | queued {counts['queued']} | listed {counts['listed']}"
+            f" | excluded {counts['excluded']} | {rate:.1f} pages/s"
+        )
+        sys.stderr.write(f"\r\x1b[K{line}" if self.tty else line + "\n")
+        sys.stderr.flush()
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.loop.running:
+            self.loop.stop()
+        if self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()

@@ -1,0 +1,54 @@
+"""Why a URL is left out of the sitemap: stable reason codes (SPEC S3).
+
+The codes are part of the report format (``crawl-report.jsonl``) and of the
+Scrapy stats keys (``sitemap/dropped/<reason>``); never rename one.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from scrapy.exceptions import DropItem, IgnoreRequest
+
+__all__ = ["Excluded", "LimitReached", "Reason", "RobotsDisallowed", "stats_key"]
+
+STATS_PREFIX = "sitemap"
+
+
+class Reason(StrEnum):
+    REDIRECT = "redirect"
+    STATUS = "status"
+    FETCH_ERROR = "fetch-error"
+    NOINDEX = "noindex"
+    CANONICALISED = "canonicalised"
+    CONTENT_TYPE = "content-type"
+    ROBOTS = "robots"
+    OUT_OF_SCOPE = "out-of-scope"
+    EXCLUDED = "excluded"
+    LIMIT = "limit"
+
+
+def stats_key(*parts: str) -> str:
+    """The one builder of this project's Scrapy stats keys."""
+    return "/".join((STATS_PREFIX, *parts))
+
+
+class Excluded(DropItem):
+    """An expected exclusion: logged at DEBUG, recorded with its reason."""
+
+    def __init__(self, reason: Reason, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else str(reason), log_level="DEBUG")
+        self.reason = reason
+        self.detail = detail
+
+
+class RobotsDisallowed(IgnoreRequest):
+    """robots.txt forbids the request for the configured user agent."""
+
+
+class LimitReached(IgnoreRequest):
+    """A crawl limit (pages, depth, URL length, query variants) stops the request."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail

@@ -1,0 +1,1 @@
+"""Scrapy-free sitemap writing, publishing and validation (SPEC S4)."""

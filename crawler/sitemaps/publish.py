@@ -1,0 +1,128 @@
+"""Atomic publishing of a sitemap set into a folder that may hold other files.
+
+A set is written completely into a staging folder inside the output folder
+(same filesystem, so renames are atomic), then moved in file by file with
+``os.replace``: changed shards first, the index last, stale shards removed
+after. At every moment the published index lists only complete files, and a
+failure before the swap leaves the previous set untouched. A manifest
+remembers which files are ours (never touch anything else in the folder) and
+their hashes, so unchanged shards keep their bytes, mtime and index lastmod.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from crawler.sitemaps.writer import ShardFile, render_index
+
+__all__ = ["MANIFEST_NAME", "PublishResult", "SitemapPublisher"]
+
+MANIFEST_NAME = ".sitemap-manifest.json"
+_STAGING_PREFIX = ".sitemap-staging-"
+
+
+@dataclass(slots=True)
+class PublishResult:
+    index_path: Path
+    index_url: str
+    shards: list[ShardFile]
+    written: list[str]  # shard names whose content changed
+    unchanged: list[str]
+    removed: list[str]
+
+
+class SitemapPublisher:
+    """Stage, then atomically publish, one sitemap set in *out_dir*.
+
+    *base_url* is the public URL the folder is served at (ends with ``/``);
+    index ``<loc>`` values are built from it.
+    """
+
+    def __init__(self, out_dir: Path, base_url: str, index_name: str = "sitemap.xml"):
+        self.out_dir = out_dir
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"
+        self.index_name = index_name
+
+    def stage(self) -> Path:
+        """Create and return a fresh staging folder (removing stale ones)."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        for old in self.out_dir.glob(_STAGING_PREFIX + "*"):
+            shutil.rmtree(old, ignore_errors=True)
+        return Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=self.out_dir))
+
+    def abort(self, staging: Path) -> None:
+        shutil.rmtree(staging, ignore_errors=True)
+
+    def read_manifest(self) -> dict[str, dict[str, str]]:
+        try:
+            data = json.loads((self.out_dir / MANIFEST_NAME).read_text("utf-8"))
+            files = data["files"]
+            return {str(k): dict(v) for k, v in files.items()} if isinstance(files, dict) else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}
+
+    def publish(self, staging: Path, shards: list[ShardFile], now: str) -> PublishResult:
+        """Swap the staged *shards* in; *now* (W3C datetime) dates changed files."""
+        previous = self.read_manifest()
+        files: dict[str, dict[str, str]] = {}
+        written: list[str] = []
+        unchanged: list[str] = []
+        for shard in shards:
+            old = previous.get(shard.name)
+            same = (
+                old is not None
+                and old.get("sha256") == shard.sha256
+                and (self.out_dir / shard.name).is_file()
+            )
+            files[shard.name] = {
+                "sha256": shard.sha256,
+                "lastmod": old["lastmod"] if same and old and old.get("lastmod") else now,
+            }
+            (unchanged if same else written).append(shard.name)
+        index = render_index((self.base_url + name, files[name]["lastmod"]) for name in files)
+        _write_synced(staging / self.index_name, index)
+        for name in written:
+            os.replace(staging / name, self.out_dir / name)
+        _fsync_dir(self.out_dir)
+        os.replace(staging / self.index_name, self.out_dir / self.index_name)
+        manifest = {"index": self.index_name, "files": files}
+        _write_synced(staging / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
+        os.replace(staging / MANIFEST_NAME, self.out_dir / MANIFEST_NAME)
+        _fsync_dir(self.out_dir)
+        removed = [name for name in previous if name not in files and _own_file_name(name)]
+        for name in removed:
+            (self.out_dir / name).unlink(missing_ok=True)
+        self.abort(staging)
+        return PublishResult(
+            self.out_dir / self.index_name,
+            self.base_url + self.index_name,
+            shards,
+            written,
+            unchanged,
+            removed,
+        )
+
+
+def _own_file_name(name: str) -> bool:
+    # The manifest is a file on disk: never let it name anything outside the folder.
+    return bool(name) and Path(name).name == name and not name.startswith(".")
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Spiders of sitemap-crawler (``scrapy crawl site -a url=...``)."""

@@ -1,0 +1,277 @@
+"""The one spider: follows links inside the site and yields facts per URL.
+
+It decides nothing about listing; every URL it meets becomes exactly one
+:class:`~crawler.items.PageFacts` item (fetched, failed, or never requested
+because it is out of scope), and the pipelines judge them. Links are parsed
+once per page with lxml and de-duplicated on their normal form before any
+Request is built, which is where a crawler spends its CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+from scrapy.utils.gz import gunzip
+from scrapy.utils.sitemap import Sitemap
+
+from crawler.extract import link_header_targets, parse_html, robots_directives
+from crawler.items import PageFacts
+from crawler.reasons import LimitReached, Reason, RobotsDisallowed, stats_key
+from crawler.robots import robots_user_agent
+from crawler.scope import Scope
+from crawler.sitemaps.xml import w3c_datetime
+from crawler.urls import normalize_url, resolve_link
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.robotstxt import RobotParser
+    from twisted.python.failure import Failure
+    from typing_extensions import Self
+
+__all__ = ["SiteSpider"]
+
+logger = logging.getLogger(__name__)
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: A sitemap index may list sitemaps; nothing deeper is read.
+MAX_SITEMAP_LEVEL = 2
+MAX_SITEMAP_FILES = 1000
+_SITEMAP_MAX_SIZE = 50 * 1024 * 1024
+
+
+class SiteSpider(Spider):
+    name = "site"
+    config: SitemapConfig
+    scope: Scope
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
+        if url:
+            crawler.settings.set("SITEMAP_START_URL", url, priority="cmdline")
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.config = SitemapConfig.from_crawler(crawler)
+        spider.scope = Scope(spider.config.start_url)
+        spider.robots_agent = robots_user_agent(crawler)
+        # Raw and normalised spellings of every URL already handled.
+        spider.seen = set()
+        spider.sitemap_files = 0
+        crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
+        return spider
+
+    async def start(self) -> AsyncIterator[Any]:
+        for item in self.follow_url(self.config.start_url, depth=0, referrer=None):
+            yield item
+
+    # -- following ---------------------------------------------------------
+
+    def follow_url(
+        self,
+        raw_url: str,
+        *,
+        depth: int,
+        referrer: str | None,
+        encoding: str = "utf-8",
+        chain: list[str] | None = None,
+    ) -> Iterator[Request | PageFacts]:
+        """A Request for a URL not seen before, or a fact if it is out of scope."""
+        seen = self.seen
+        if raw_url in seen:
+            return
+        seen.add(raw_url)
+        try:
+            url = normalize_url(raw_url, encoding, self.config.strip_params)
+        except ValueError:
+            return  # not http(s), or a broken URL: nothing a sitemap could list
+        if url in seen and url != raw_url:
+            return
+        seen.add(url)
+        if not self.scope.contains(url):
+            yield PageFacts(url=url, error=Reason.OUT_OF_SCOPE, depth=depth, referrer=referrer)
+            return
+        yield Request(
+            url,
+            callback=self.parse,
+            errback=self.failed,
+            meta={"depth": depth, "referrer": referrer, "redirect_chain": chain or []},
+        )
+
+    # -- callbacks -----------------------------------------------------------
+
+    def parse(self, response: Response) -> Iterator[Request | PageFacts]:
+        meta = response.meta
+        depth = meta.get("depth", 0)
+        facts = PageFacts(
+            url=response.url,
+            status=response.status,
+            content_type=_header(response, b"Content-Type"),
+            redirect_chain=meta.get("redirect_chain", []),
+            depth=depth,
+            referrer=meta.get("referrer"),
+            last_modified=_last_modified(response),
+        )
+        if 300 <= response.status < 400:
+            location = _header(response, b"Location")
+            target = resolve_link(response.url, location) if location else None
+            if target:
+                facts.redirect_to = _normalize_or_raw(target, self.config)
+            yield facts
+            if target:
+                # One hop at a time, so every URL of a chain is reported.
+                yield from self.follow_url(
+                    target, depth=depth, referrer=response.url, chain=[*facts.redirect_chain, response.url]
+                )
+            return
+        if response.status != 200 or not _is_html(facts.content_type):
+            yield facts
+            return
+        encoding = getattr(response, "encoding", None) or "utf-8"
+        page = parse_html(response.body, response.url, encoding)
+        facts.lang = page.lang
+        facts.robots = robots_directives(page.meta_robots, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
+        canonicals = link_header_targets(_headers(response, b"Link"), response.url, "canonical") + page.canonicals
+        normal = {_normalize_or_raw(c, self.config, encoding) for c in canonicals}
+        if len(normal) == 1:
+            facts.canonical = normal.pop()
+        elif len(normal) > 1:
+            # Conflicting canonicals are ignored by search engines.
+            self.crawler.stats.inc_value(stats_key("canonical_conflict"))
+        yield facts
+        if facts.canonical and facts.canonical != facts.url:
+            yield from self.follow_url(facts.canonical, depth=depth + 1, referrer=response.url)
+        if "nofollow" in facts.robots and not self.config.follow_nofollow:
+            return
+        for link in page.links:
+            yield from self.follow_url(link, depth=depth + 1, referrer=response.url, encoding=encoding)
+
+    def failed(self, failure: Failure) -> Iterator[PageFacts]:
+        """A request that got no response: robots, a limit, or a network error."""
+        request = failure.request  # type: ignore[attr-defined]
+        error = failure.value
+        if isinstance(error, RobotsDisallowed):
+            reason, detail = Reason.ROBOTS, str(error)
+        elif isinstance(error, LimitReached):
+            reason, detail = Reason.LIMIT, error.detail
+        elif isinstance(error, IgnoreRequest):
+            reason, detail = Reason.OUT_OF_SCOPE, str(error)
+        else:
+            reason, detail = Reason.FETCH_ERROR, f"{type(error).__name__}: {error}".strip()
+        yield PageFacts(
+            url=request.url,
+            error=reason,
+            detail=detail,
+            depth=request.meta.get("depth", 0),
+            referrer=request.meta.get("referrer"),
+            redirect_chain=request.meta.get("redirect_chain", []),
+        )
+
+    # -- sitemaps named in robots.txt ----------------------------------------
+
+    def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
+        """Schedule the sitemaps that the site's robots.txt names (SPEC S2)."""
+        if not self.scope.contains(request.url):
+            return
+        inner = getattr(robotparser, "rp", None)
+        for url in list(getattr(inner, "sitemaps", None) or [])[:MAX_SITEMAP_FILES]:
+            self.schedule_sitemap(url, level=1)
+
+    def schedule_sitemap(self, raw_url: str, level: int) -> None:
+        try:
+            url = normalize_url(raw_url)
+        except ValueError:
+            logger.info("Ignoring sitemap with a bad URL: %r", raw_url)
+            return
+        if url in self.seen or self.sitemap_files >= MAX_SITEMAP_FILES:
+            return
+        if not self.scope.same_site(url):
+            logger.info("Ignoring sitemap on another site: %s", url)
+            return
+        self.seen.add(url)
+        self.sitemap_files += 1
+        request = Request(
+            url,
+            callback=self.parse_sitemap,
+            errback=self.sitemap_failed,
+            meta={"sitemap_file": True, "sitemap_level": level, "allow_offsite": True},
+            priority=100,
+        )
+        self.crawler.engine.crawl(request)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
+        self.crawler.stats.inc_value(stats_key("seed_sitemaps"))
+        if response.status != 200:
+            logger.info("Sitemap %s answered %s; ignored", response.url, response.status)
+            return
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            try:
+                body = gunzip(body, max_size=_SITEMAP_MAX_SIZE)
+            except Exception as error:  # noqa: BLE001 - corrupt or oversized: skip it
+                logger.warning("Sitemap %s could not be decompressed: %s", response.url, error)
+                return
+        try:
+            sitemap = Sitemap(body)
+            entries = list(sitemap)
+        except Exception as error:  # noqa: BLE001 - hostile or broken XML: skip it
+            logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
+            return
+        level = response.meta.get("sitemap_level", 1)
+        for entry in entries:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            if sitemap.type == "sitemapindex":
+                if level < MAX_SITEMAP_LEVEL:
+                    self.schedule_sitemap(loc, level + 1)
+            elif sitemap.type == "urlset":
+                yield from self.follow_url(loc, depth=1, referrer=response.url)
+
+    def sitemap_failed(self, failure: Failure) -> None:
+        logger.info("Sitemap %s not read: %s", failure.request.url, failure.value)  # type: ignore[attr-defined]
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value is not None else None
+
+
+def _headers(response: Response, name: bytes) -> list[str]:
+    return [value.decode("latin-1") for value in response.headers.getlist(name)]
+
+
+def _is_html(content_type: str | None) -> bool:
+    return (content_type or "text/html").split(";", 1)[0].strip().lower() in HTML_TYPES
+
+
+def _normalize_or_raw(url: str, config: SitemapConfig, encoding: str = "utf-8") -> str:
+    try:
+        return normalize_url(url, encoding, config.strip_params)
+    except ValueError:
+        return url
+
+
+def _last_modified(response: Response) -> str | None:
+    """``Last-Modified`` as a W3C datetime, unless it merely echoes the fetch time.
+
+    Dynamic pages often stamp every response with the current time; such a
+    value says nothing about the content and would make lastmod lie.
+    """
+    value = _header(response, b"Last-Modified")
+    if not value:
+        return None
+    try:
+        modified = parsedate_to_datetime(value)
+        date_value = _header(response, b"Date")
+        if date_value and abs((parsedate_to_datetime(date_value) - modified).total_seconds()) < 60:
+            return None
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if modified.tzinfo is None:
+        return None
+    return w3c_datetime(modified)

@@ -1,0 +1,156 @@
+"""URL normalisation: the one place where URLs become comparable strings.
+
+Every URL the crawler stores, compares or writes passes through
+:func:`normalize_url`, so a link, a redirect target, a canonical target and a
+sitemap ``<loc>`` always agree on spelling (RFC 3986 section 6.2.2 syntax-based
+normalisation, plus removal of tracking parameters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+
+from w3lib.url import safe_url_string
+
+__all__ = [
+    "DEFAULT_STRIP_PARAMS",
+    "UNFOLLOWABLE_SCHEMES",
+    "QueryParamFilter",
+    "normalize_url",
+    "resolve_link",
+    "site_root",
+]
+
+#: Query parameters that only track a visit and never change the page.
+DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
+    "utm_*",
+    "gclid",
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "fbclid",
+    "msclkid",
+    "yclid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "_gl",
+)
+
+#: Link schemes that never lead to a crawlable page.
+UNFOLLOWABLE_SCHEMES = frozenset({"mailto", "tel", "javascript", "data", "sms", "ftp", "file"})
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# RFC 3986 section 2.3: unreserved characters never need percent-encoding.
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+class QueryParamFilter:
+    """Removes query parameters whose name matches one of the glob patterns."""
+
+    def __init__(self, patterns: Iterable[str] = DEFAULT_STRIP_PARAMS):
+        self.patterns = tuple(p.lower() for p in patterns)
+        self._exact = frozenset(p for p in self.patterns if not any(c in p for c in "*?["))
+        self._globs = tuple(p for p in self.patterns if p not in self._exact)
+
+    def strips(self, name: str) -> bool:
+        name = unquote(name).lower()
+        return name in self._exact or any(fnmatchcase(name, g) for g in self._globs)
+
+    def __call__(self, query: str) -> str:
+        if not self.patterns or not query:
+            return query
+        kept = [pair for pair in query.split("&") if pair and not self.strips(pair.split("=", 1)[0])]
+        return "&".join(kept)
+
+
+_NO_FILTER = QueryParamFilter(())
+
+
+def _normalize_escape(match: re.Match[str]) -> str:
+    byte = int(match.group(1), 16)
+    if byte in _UNRESERVED:
+        return chr(byte)
+    return "%" + match.group(1).upper()
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4, on an absolute path."""
+    if "." not in path:
+        return path
+    output: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments[1:], start=1):
+        last = i == len(segments) - 1
+        if segment == ".":
+            if last:
+                output.append("")
+        elif segment == "..":
+            if output:
+                output.pop()
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    return "/" + "/".join(output)
+
+
+def normalize_url(
+    url: str,
+    encoding: str = "utf-8",
+    params: QueryParamFilter = _NO_FILTER,
+) -> str:
+    """Return the normal form of absolute *url*.
+
+    The fragment is dropped, scheme and host are lower-cased, the default port
+    is dropped, dot-segments are resolved, percent-escapes are upper-cased and
+    unreserved characters decoded, non-ASCII characters are percent-encoded
+    (path as UTF-8, query in *encoding*, as browsers do) and query parameters
+    matched by *params* are removed. The remaining query keeps its order.
+    Raises ``ValueError`` for a URL that is not absolute http(s).
+    """
+    safe = safe_url_string(url.strip(), encoding=encoding)
+    parts = urlsplit(safe)
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    host = parts.hostname.rstrip(".")
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = parts.port  # raises ValueError for a bad port
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    if parts.username or parts.password:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        netloc = f"{userinfo}@{netloc}"
+    path = _ESCAPE.sub(_normalize_escape, parts.path) or "/"
+    path = _remove_dot_segments(path)
+    query = params(_ESCAPE.sub(_normalize_escape, parts.query))
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def resolve_link(base: str, href: str) -> str | None:
+    """Resolve *href* found on a page against *base* (WHATWG-style joining).
+
+    Returns ``None`` for links that cannot lead to a page: empty, fragment
+    only, or an unfollowable scheme such as ``mailto:``.
+    """
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return None
+    colon = href.find(":")
+    if colon > 0 and href[:colon].lower() in UNFOLLOWABLE_SCHEMES:
+        return None
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return None
+
+
+def site_root(url: str) -> str:
+    """``scheme://host[:port]/`` of a normalised URL."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/", "", ""))

@@ -1,0 +1,1 @@
+"""Item pipelines: each decides one thing about a URL (SPEC S3)."""

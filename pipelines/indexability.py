@@ -1,0 +1,88 @@
+"""Indexability rules (SPEC S3), one pipeline per concern.
+
+Each pipeline either passes the item on or raises
+:class:`~crawler.reasons.Excluded` with a stable reason code; the ledger
+records the reason and the stats count it. Order in ``ITEM_PIPELINES``:
+fetch outcome, user patterns, content type, noindex, canonical.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawler.items import PageFacts
+from crawler.reasons import Excluded, Reason
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = [
+    "CanonicalPipeline",
+    "ContentTypePipeline",
+    "FetchOutcomePipeline",
+    "NoindexPipeline",
+    "UrlPatternPipeline",
+]
+
+
+class _RulePipeline:
+    def __init__(self, config: SitemapConfig):
+        self.config = config
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(SitemapConfig.from_crawler(crawler))
+
+
+class FetchOutcomePipeline(_RulePipeline):
+    """Only a URL fetched with status 200 can be listed."""
+
+    def process_item(self, item: PageFacts) -> PageFacts:
+        if item.error:
+            raise Excluded(Reason(item.error), item.detail)
+        status = item.status or 0
+        if 300 <= status < 400:
+            raise Excluded(Reason.REDIRECT, f"{status} -> {item.redirect_to or '(no Location)'}")
+        if status != 200:
+            raise Excluded(Reason.STATUS, str(status))
+        return item
+
+
+class UrlPatternPipeline(_RulePipeline):
+    """User include/exclude patterns (``SITEMAP_INCLUDE``/``SITEMAP_EXCLUDE``)."""
+
+    def process_item(self, item: PageFacts) -> PageFacts:
+        why = self.config.patterns.excluded(item.url)
+        if why:
+            raise Excluded(Reason.EXCLUDED, why)
+        return item
+
+
+class ContentTypePipeline(_RulePipeline):
+    """HTML only, unless ``SITEMAP_ALLOWED_CONTENT_TYPES`` allows more."""
+
+    def process_item(self, item: PageFacts) -> PageFacts:
+        media_type = (item.content_type or "text/html").split(";", 1)[0].strip().lower()
+        if media_type not in self.config.allowed_content_types:
+            raise Excluded(Reason.CONTENT_TYPE, media_type)
+        return item
+
+
+class NoindexPipeline(_RulePipeline):
+    """meta robots, meta for the crawler token, or X-Robots-Tag says noindex."""
+
+    def process_item(self, item: PageFacts) -> PageFacts:
+        if "noindex" in item.robots:
+            raise Excluded(Reason.NOINDEX, ", ".join(sorted(item.robots)))
+        return item
+
+
+class CanonicalPipeline(_RulePipeline):
+    """A page whose canonical names another URL is represented by that URL."""
+
+    def process_item(self, item: PageFacts) -> PageFacts:
+        if item.canonical and item.canonical != item.url:
+            raise Excluded(Reason.CANONICALISED, f"-> {item.canonical}")
+        return item

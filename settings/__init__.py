@@ -1,0 +1,93 @@
+"""Scrapy settings for sitemap-crawler (``scrapy.cfg`` points here).
+
+Defaults are polite enough for a small live site: a few parallel requests to
+the one host, a short delay, robots.txt obeyed, Crawl-delay honoured. Every
+``SITEMAP_*`` key is documented in the README and parsed by
+:mod:`settings.config`.
+"""
+
+from crawler.urls import DEFAULT_STRIP_PARAMS
+
+BOT_NAME = "sitemap-crawler"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+
+USER_AGENT = "sitemap-crawler/0.1 (+https://github.com/sitemap-crawler/sitemap-crawler)"
+ROBOTSTXT_OBEY = True
+
+# Politeness: one site, a few connections, a short pause between requests.
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 4
+DOWNLOAD_DELAY = 0.25
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+RETRY_TIMES = 2
+COOKIES_ENABLED = False
+
+# Every response reaches the spider: redirects and errors are facts to report,
+# not things to hide. The spider follows Location itself, one hop at a time.
+REDIRECT_ENABLED = False
+METAREFRESH_ENABLED = False
+HTTPERROR_ALLOW_ALL = True
+
+# Breadth-first, so a page limit keeps the pages closest to the home page.
+DEPTH_PRIORITY = 1
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# The spider de-duplicates normalised URLs before building a Request, so
+# Scrapy's fingerprinting dupefilter would only repeat that work.
+DUPEFILTER_CLASS = "scrapy.dupefilters.BaseDupeFilter"
+
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+    "crawler.middlewares.ScopeMiddleware": 50,
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.robots.SiteRobotsTxtMiddleware": 100,
+    "crawler.middlewares.CrawlLimitsMiddleware": 110,
+}
+SPIDER_MIDDLEWARES = {
+    # URL length is one of our limits, recorded with a reason instead.
+    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
+}
+ITEM_PIPELINES = {
+    "pipelines.indexability.FetchOutcomePipeline": 100,
+    "pipelines.indexability.UrlPatternPipeline": 200,
+    "pipelines.indexability.ContentTypePipeline": 300,
+    "pipelines.indexability.NoindexPipeline": 400,
+    "pipelines.indexability.CanonicalPipeline": 500,
+    "pipelines.export.SitemapExportPipeline": 900,
+}
+EXTENSIONS = {
+    "crawler.robots.CrawlDelay": 500,
+    "crawler.ledger.Ledger": 510,
+    "crawler.progress.Progress": 520,
+}
+
+# A command-line tool: no remote control server, no telnet, no job files.
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+LOG_LEVEL = "INFO"
+
+# --- sitemap-crawler ---------------------------------------------------------
+SITEMAP_START_URL = None
+SITEMAP_OUTPUT_DIR = "sitemaps"
+SITEMAP_BASE_URL = None  # default: the root of the crawled site
+SITEMAP_REPORT_PATH = None  # default: <output dir>.crawl-report.jsonl beside it
+SITEMAP_BASENAME = "sitemap"
+SITEMAP_GZIP = False
+SITEMAP_GZIP_LEVEL = 6
+SITEMAP_MAX_URLS_PER_FILE = 50_000
+SITEMAP_MAX_BYTES_PER_FILE = 52_428_800
+SITEMAP_MAX_PAGES = 100_000
+SITEMAP_MAX_DEPTH = 50
+SITEMAP_MAX_URL_LENGTH = 2048
+SITEMAP_MAX_QUERY_VARIANTS = 100
+SITEMAP_MAX_CRAWL_DELAY = 30.0
+SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)
+SITEMAP_INCLUDE: list[str] = []
+SITEMAP_EXCLUDE: list[str] = []
+SITEMAP_ALLOWED_CONTENT_TYPES = ["text/html", "application/xhtml+xml"]
+SITEMAP_ROBOTS_TOKEN = "googlebot"
+SITEMAP_FOLLOW_NOFOLLOW = False
+SITEMAP_PROGRESS = False

@@ -1,0 +1,163 @@
+"""All ``SITEMAP_*`` settings, read once into a typed, validated object.
+
+Components call :meth:`SitemapConfig.from_crawler` and never read
+``crawler.settings`` for these keys themselves. A bad value raises
+``ValueError`` naming the setting, which the CLI turns into a usage error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from crawler.scope import UrlPatterns
+from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS
+from crawler.urls import QueryParamFilter, normalize_url, site_root
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+__all__ = ["SitemapConfig", "default_report_path"]
+
+_CACHE_ATTR = "_sitemap_config"
+
+
+def default_report_path(output_dir: Path) -> Path:
+    """``<parent>/<folder>.crawl-report.jsonl``: beside the output folder,
+    never inside it, because that folder is often served publicly."""
+    output_dir = output_dir.absolute()
+    return output_dir.parent / f"{output_dir.name}.crawl-report.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapConfig:
+    start_url: str
+    output_dir: Path
+    base_url: str
+    report_path: Path
+    basename: str
+    gzip: bool
+    gzip_level: int
+    max_urls_per_file: int
+    max_bytes_per_file: int
+    max_pages: int
+    max_depth: int
+    max_url_length: int
+    max_query_variants: int
+    max_crawl_delay: float
+    strip_params: QueryParamFilter
+    patterns: UrlPatterns
+    allowed_content_types: frozenset[str]
+    robots_token: str
+    follow_nofollow: bool
+    progress: bool
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SitemapConfig:
+        """The crawler's config, parsed on first use and then shared."""
+        config = getattr(crawler, _CACHE_ATTR, None)
+        if config is None:
+            config = cls.from_settings(crawler.settings)
+            setattr(crawler, _CACHE_ATTR, config)
+        return config
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> SitemapConfig:
+        strip = QueryParamFilter(_strings(settings, "SITEMAP_STRIP_QUERY_PARAMS"))
+        raw_start = settings.get("SITEMAP_START_URL")
+        if not raw_start:
+            raise ValueError("SITEMAP_START_URL is not set (give the URL to crawl, e.g. -a url=https://example.com/)")
+        start_url = _absolute_url("SITEMAP_START_URL", str(raw_start), strip)
+        output_dir = Path(settings.get("SITEMAP_OUTPUT_DIR") or "sitemaps")
+        base_url = settings.get("SITEMAP_BASE_URL") or site_root(start_url)
+        base_url = _absolute_url("SITEMAP_BASE_URL", str(base_url), QueryParamFilter(()))
+        if not base_url.endswith("/"):
+            base_url += "/"
+        if site_root(base_url) != site_root(start_url):
+            raise ValueError(
+                f"SITEMAP_BASE_URL {base_url} must be on the crawled site {site_root(start_url)}: "
+                "a sitemap may only list URLs of its own scheme and host"
+            )
+        report = settings.get("SITEMAP_REPORT_PATH")
+        basename = str(settings.get("SITEMAP_BASENAME") or "sitemap")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", basename):
+            raise ValueError(f"SITEMAP_BASENAME {basename!r} must be a plain file name stem")
+        try:
+            patterns = UrlPatterns(
+                _strings(settings, "SITEMAP_INCLUDE"), _strings(settings, "SITEMAP_EXCLUDE")
+            )
+        except re.error as error:
+            raise ValueError(f"SITEMAP_INCLUDE/SITEMAP_EXCLUDE: bad regular expression: {error}") from None
+        return cls(
+            start_url=start_url,
+            output_dir=output_dir,
+            base_url=base_url,
+            report_path=Path(report) if report else default_report_path(output_dir),
+            basename=basename,
+            gzip=settings.getbool("SITEMAP_GZIP"),
+            gzip_level=_int(settings, "SITEMAP_GZIP_LEVEL", 1, 9),
+            max_urls_per_file=_int(settings, "SITEMAP_MAX_URLS_PER_FILE", 1, MAX_URLS),
+            max_bytes_per_file=_int(settings, "SITEMAP_MAX_BYTES_PER_FILE", 1024, MAX_BYTES),
+            max_pages=_int(settings, "SITEMAP_MAX_PAGES", 0),
+            max_depth=_int(settings, "SITEMAP_MAX_DEPTH", 0),
+            max_url_length=_int(settings, "SITEMAP_MAX_URL_LENGTH", 32, 2048),
+            max_query_variants=_int(settings, "SITEMAP_MAX_QUERY_VARIANTS", 0),
+            max_crawl_delay=_float(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
+            strip_params=strip,
+            patterns=patterns,
+            allowed_content_types=frozenset(
+                t.lower() for t in _strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")
+            ),
+            robots_token=str(settings.get("SITEMAP_ROBOTS_TOKEN") or "googlebot").lower(),
+            follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
+            progress=settings.getbool("SITEMAP_PROGRESS"),
+        )
+
+
+def _absolute_url(key: str, value: str, strip: QueryParamFilter) -> str:
+    if "://" not in value:
+        value = "https://" + value if not value.startswith("//") else "https:" + value
+    try:
+        url = normalize_url(value, params=strip)
+    except ValueError:
+        raise ValueError(f"{key}: {value!r} is not an absolute http(s) URL") from None
+    if not urlsplit(url).hostname:
+        raise ValueError(f"{key}: {value!r} has no host")
+    return url
+
+
+def _strings(settings: BaseSettings, key: str) -> list[str]:
+    value = settings.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    try:
+        return [str(v) for v in value]
+    except TypeError:
+        raise ValueError(f"{key} must be a list of strings, not {value!r}") from None
+
+
+def _int(settings: BaseSettings, key: str, low: int, high: int | None = None) -> int:
+    try:
+        value = int(settings.get(key))
+    except (TypeError, ValueError):
+        raise ValueError(f"{key} must be a whole number, not {settings.get(key)!r}") from None
+    if value < low or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ValueError(f"{key} must be {bounds}, not {value}")
+    return value
+
+
+def _float(settings: BaseSettings, key: str, low: float) -> float:
+    try:
+        value = float(settings.get(key))
+    except (TypeError, ValueError):
+        raise ValueError(f"{key} must be a number, not {settings.get(key)!r}") from None
+    if value < low:
+        raise ValueError(f"{key} must be at least {low}, not {value}")
+    return value
