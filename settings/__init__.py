@@ -23,6 +23,8 @@ DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 RETRY_TIMES = 2
+# A page that keeps failing is a fact for the report, not a fault of the crawler.
+RETRY_GIVE_UP_LOG_LEVEL = "WARNING"
 COOKIES_ENABLED = False
 
 # Every response reaches the spider: redirects and errors are facts to report,

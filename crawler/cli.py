@@ -1,0 +1,259 @@
+"""``sitemap-crawler``: the command-line entry point.
+
+User mistakes (bad options, bad config, unwritable folders) end with a
+one-line message and exit status 2; a crawl that cannot produce a sitemap
+ends with a message saying why and exit status 1; success is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any, NoReturn
+
+from scrapy.crawler import CrawlerProcess
+from scrapy.settings import Settings
+
+from crawler.progress import progress_counts
+from crawler.reasons import Reason, stats_key
+from settings.config import SitemapConfig
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+CRAWL_EXAMPLE = """\
+example:
+  sitemap-crawler crawl https://www.example.com/ --out public/ --gzip
+  sitemap-crawler crawl https://www.example.com/ --out public/ --exclude '/search' --max-pages 5000
+"""
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called; reported in one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+# Options that map one-to-one onto a setting: option dest -> setting name.
+_OPTION_SETTINGS = {
+    "out": "SITEMAP_OUTPUT_DIR",
+    "base_url": "SITEMAP_BASE_URL",
+    "report": "SITEMAP_REPORT_PATH",
+    "basename": "SITEMAP_BASENAME",
+    "gzip": "SITEMAP_GZIP",
+    "max_pages": "SITEMAP_MAX_PAGES",
+    "max_depth": "SITEMAP_MAX_DEPTH",
+    "max_url_length": "SITEMAP_MAX_URL_LENGTH",
+    "max_query_variants": "SITEMAP_MAX_QUERY_VARIANTS",
+    "max_urls_per_file": "SITEMAP_MAX_URLS_PER_FILE",
+    "max_bytes_per_file": "SITEMAP_MAX_BYTES_PER_FILE",
+    "user_agent": "USER_AGENT",
+    "robots_token": "SITEMAP_ROBOTS_TOKEN",
+    "concurrency": "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "delay": "DOWNLOAD_DELAY",
+    "timeout": "DOWNLOAD_TIMEOUT",
+    "retries": "RETRY_TIMES",
+    "include": "SITEMAP_INCLUDE",
+    "exclude": "SITEMAP_EXCLUDE",
+    "allow_type": "SITEMAP_ALLOWED_CONTENT_TYPES",
+    "strip_param": "SITEMAP_STRIP_QUERY_PARAMS",
+    "follow_nofollow": "SITEMAP_FOLLOW_NOFOLLOW",
+}
+# List options that add to the default list instead of replacing it.
+_EXTENDING = {"allow_type", "strip_param"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sitemap-crawler", description="Crawl a website and publish its XML sitemaps.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    crawl = commands.add_parser(
+        "crawl",
+        help="crawl a site and write its sitemap set",
+        description="Crawl URL's site (same scheme, host and port), then publish sitemaps and an index into --out.",
+        epilog=CRAWL_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    crawl.add_argument("url", help="start URL; its scheme, host and port are the crawl scope")
+    crawl.add_argument("--out", "-o", metavar="DIR", help="output folder for the sitemaps (default: ./sitemaps)")
+    crawl.add_argument("--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)")
+    crawl.add_argument("--report", metavar="PATH", help="crawl report path (default: DIR.crawl-report.jsonl beside DIR)")
+    crawl.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
+    crawl.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
+    crawl.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
+    crawl.add_argument("--max-depth", type=int, metavar="N", help="follow links at most N clicks deep (0 = no limit)")
+    crawl.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
+    crawl.add_argument("--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)")
+    crawl.add_argument("--max-urls-per-file", type=int, metavar="N", help="URLs per sitemap file (at most 50000)")
+    crawl.add_argument("--max-bytes-per-file", type=int, metavar="N", help="uncompressed bytes per sitemap file")
+    crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header, also matched against robots.txt")
+    crawl.add_argument("--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)")
+    crawl.add_argument("--concurrency", type=int, metavar="N", help="parallel requests to the site (default: 4)")
+    crawl.add_argument("--delay", type=float, metavar="SECONDS", help="pause between requests (default: 0.25)")
+    crawl.add_argument("--timeout", type=float, metavar="SECONDS", help="download timeout per request (default: 30)")
+    crawl.add_argument("--retries", type=int, metavar="N", help="retries for 5xx and network errors (default: 2)")
+    crawl.add_argument("--include", action="append", metavar="REGEX", help="list only URLs matching (repeatable)")
+    crawl.add_argument("--exclude", action="append", metavar="REGEX", help="never list URLs matching (repeatable)")
+    crawl.add_argument("--allow-type", action="append", metavar="TYPE", help="also list this media type, e.g. application/pdf")
+    crawl.add_argument("--strip-param", action="append", metavar="GLOB", help="also drop query parameters matching")
+    crawl.add_argument("--follow-nofollow", action="store_true", default=None, help="follow links of nofollow pages")
+    crawl.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
+    crawl.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting")
+    crawl.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
+    crawl.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    return parser
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    """Options from a TOML file: top-level keys named like the long options."""
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as error:
+        raise UsageError(f"cannot read config file {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"config file {path} is not valid TOML: {error}") from None
+    options: dict[str, Any] = {}
+    raw_settings = data.pop("settings", {})
+    for key, value in data.items():
+        dest = key.replace("-", "_")
+        if dest not in _OPTION_SETTINGS:
+            raise UsageError(f"config file {path}: unknown option {key!r}")
+        options[dest] = value
+    if not isinstance(raw_settings, dict):
+        raise UsageError(f"config file {path}: [settings] must be a table")
+    options["_settings"] = raw_settings
+    return options
+
+
+def build_settings(args: argparse.Namespace) -> Settings:
+    settings = Settings()
+    settings.setmodule("settings", priority="project")
+    settings.set("SITEMAP_PROGRESS", not args.quiet and args.verbose < 2, priority="cmdline")
+    settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
+    settings.set("LOG_FORMAT", "%(levelname)s: %(message)s", priority="cmdline")
+    settings.set("SITEMAP_START_URL", args.url, priority="cmdline")
+    layers: list[dict[str, Any]] = []
+    if args.config:
+        file_options = load_config_file(args.config)
+        for name, value in file_options.pop("_settings").items():
+            settings.set(str(name), value, priority="cmdline")
+        layers.append(file_options)
+    layers.append({k: v for k, v in vars(args).items() if k in _OPTION_SETTINGS and v is not None})
+    for layer in layers:
+        for dest, value in layer.items():
+            name = _OPTION_SETTINGS[dest]
+            if dest in _EXTENDING:
+                value = [*settings.getlist(name), *value]
+            settings.set(name, value, priority="cmdline")
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--set expects NAME=VALUE, not {item!r}")
+        settings.set(name.strip(), value, priority="cmdline")
+    return settings
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Fail early, before crawling, if *folder* cannot receive files."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".sitemap-crawler-probe-{time.monotonic_ns()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"{what} {folder} is not writable: {error.strerror or error}") from None
+
+
+class _NoTracebacks(logging.Filter):
+    """Scrapy logs some network failures with a traceback; a CLI user needs one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info:
+            record.msg = f"{record.getMessage()} ({record.exc_info[1]!r})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def run_crawl(settings: Settings, config: SitemapConfig) -> dict[str, Any]:
+    from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
+
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SiteSpider)
+    process.crawl(crawler)  # installs the crawl's log handler before returning
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_NoTracebacks())
+    process.start()
+    return crawler.stats.get_stats()
+
+
+def summarize(stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> list[str]:
+    counts = progress_counts(stats)
+    lines = [
+        f"Crawled {counts['crawled']} responses in {elapsed:.1f} s ({counts['crawled'] / max(elapsed, 1e-6):.1f} pages/s)",
+        f"Listed {counts['listed']} URLs, excluded {counts['excluded']}:",
+    ]
+    for reason in Reason:
+        number = stats.get(stats_key("dropped", reason.value))
+        if number:
+            lines.append(f"  {reason.value:<14} {number}")
+    if stats.get(stats_key("report_path")):
+        lines.append(f"Report: {stats[stats_key('report_path')]}")
+    return lines
+
+
+def crawl_failure(stats: dict[str, Any], config: SitemapConfig) -> str:
+    """Why no sitemap was published, in words a user can act on."""
+    start = stats.get(stats_key("start", "outcome"))
+    detail = stats.get(stats_key("start", "detail")) or ""
+    failure = str(stats.get(stats_key("failure")) or "no sitemap was published")
+    if failure.startswith(("crawl ", "export failed")):
+        return failure
+    if start == Reason.FETCH_ERROR:
+        return f"the start URL {config.start_url} is unreachable ({detail})"
+    if start == Reason.ROBOTS:
+        return f"robots.txt disallows the start URL {config.start_url} for this user agent"
+    if start == Reason.STATUS:
+        return f"the start URL {config.start_url} answered HTTP {detail}, and no listable page was found"
+    return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        settings = build_settings(args)
+        config = SitemapConfig.from_settings(settings)
+        check_writable(config.output_dir, "output folder")
+        check_writable(config.report_path.parent, "report folder")
+    except (UsageError, ValueError) as error:
+        print(f"sitemap-crawler: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    started = time.monotonic()
+    stats = run_crawl(settings, config)
+    for line in summarize(stats, config, time.monotonic() - started):
+        print(line, file=sys.stderr)
+    if not stats.get(stats_key("published")):
+        print(f"sitemap-crawler: no sitemap written: {crawl_failure(stats, config)}", file=sys.stderr)
+        return EXIT_FAILED
+    shards = stats.get(stats_key("shards"), 0)
+    print(f"Sitemap index: {stats[stats_key('index_path')]} ({shards} sitemap file{'s' if shards != 1 else ''})", file=sys.stderr)
+    print("Add this line to robots.txt:", file=sys.stderr)
+    print(f"Sitemap: {stats[stats_key('index_url')]}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

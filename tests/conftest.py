@@ -1,0 +1,98 @@
+"""Shared fixtures: the local test server, a crawl runner, sitemap checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from crawler.sitemaps.validate import validate_bytes, validate_set
+from tests.server import SiteServer
+
+# Tests never touch the network: no proxy may redirect loopback traffic.
+for _name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+    os.environ.pop(_name, None)
+
+CLI = Path(sys.executable).with_name("sitemap-crawler")
+
+
+@pytest.fixture(scope="session")
+def servers() -> Iterator[tuple[SiteServer, SiteServer]]:
+    main, other = SiteServer().start(), SiteServer().start()
+    main.other_port = other.port
+    yield main, other
+    main.stop()
+    other.stop()
+
+
+@pytest.fixture
+def server(servers: tuple[SiteServer, SiteServer]) -> SiteServer:
+    """The main test server, with an empty request log."""
+    for each in servers:
+        each.reset()
+    return servers[0]
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script as a user would."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return subprocess.run(
+        [str(CLI), *args], capture_output=True, text=True, timeout=timeout, env=env, check=False, stdin=subprocess.DEVNULL
+    )
+
+
+@dataclass
+class CrawlResult:
+    process: subprocess.CompletedProcess[str]
+    out: Path
+    report: dict[str, dict[str, object]]
+    listed: list[str]
+
+    @property
+    def code(self) -> int:
+        return self.process.returncode
+
+    def reason(self, url: str) -> object:
+        return self.report[url]["reason"]
+
+
+def read_report(path: Path) -> dict[str, dict[str, object]]:
+    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    by_url = {line["url"]: line for line in lines}
+    assert len(by_url) == len(lines), "a URL appears twice in the report"
+    return by_url
+
+
+def sitemap_locs(out: Path, origin: str) -> list[str]:
+    """Every loc of the published set, after validating every file in *out*."""
+    index = out / "sitemap.xml"
+    problems = validate_set(index, origin)
+    assert problems == [], "\n".join(map(str, problems))
+    index_report = validate_bytes(index.read_bytes(), str(index), origin)
+    named = {loc.rsplit("/", 1)[1] for loc in index_report.locs}
+    on_disk = {p.name for p in out.iterdir() if p.name.endswith((".xml", ".xml.gz")) and p.name != "sitemap.xml"}
+    assert named == on_disk, "index and folder disagree"
+    locs: list[str] = []
+    for name in sorted(named, key=lambda n: int(n.split("-")[-1].split(".")[0])):
+        data = (out / name).read_bytes()
+        if name.endswith(".gz"):
+            import gzip
+
+            data = gzip.decompress(data)
+        locs.extend(validate_bytes(data, name, origin).locs)
+    return locs
+
+
+def crawl(start_url: str, out: Path, *options: str) -> CrawlResult:
+    process = run_cli("crawl", start_url, "--out", str(out), "--delay", "0", "--concurrency", "8", "-q", *options)
+    report_path = out.parent / f"{out.name}.crawl-report.jsonl"
+    report = read_report(report_path) if report_path.exists() else {}
+    origin = start_url.split("/", 3)
+    listed = sitemap_locs(out, "/".join(origin[:3])) if (out / "sitemap.xml").exists() else []
+    return CrawlResult(process, out, report, listed)

@@ -1,0 +1,180 @@
+"""A local test web server on 127.0.0.1 with a request log.
+
+Static pages live in ``tests/site/<site>/``; the site is chosen by the Host
+header (``127.0.0.1`` -> ``main``, ``localhost`` -> ``delay``), so one server
+is two hosts of different scope. Behaviours that static files cannot show
+(redirects, headers, failures) are routes in :data:`ROUTES`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+SITE_ROOT = Path(__file__).parent / "site"
+SITES = {"127.0.0.1": "main", "localhost": "delay"}
+TYPES = {".html": "text/html; charset=utf-8", ".txt": "text/plain", ".xml": "application/xml", ".pdf": "application/pdf"}
+
+
+@dataclass(frozen=True)
+class Hit:
+    time: float
+    host: str
+    path: str  # raw request target, still percent-encoded
+    user_agent: str
+
+
+def _calendar(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
+    month = int(query.partition("month=")[2] or 0)
+    body = f'<html><body><a href="/calendar?month={month + 1}">next</a><a href="/calendar?month={month - 1}">prev</a></body></html>'
+    return 200, {"Content-Type": "text/html"}, body.encode()
+
+
+def _flaky(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
+    """Fails the first time it is asked for, then works (a transient 503)."""
+    server = handler.server
+    assert isinstance(server, SiteServer)
+    with server.lock:
+        server.flaky_calls += 1
+        first = server.flaky_calls == 1
+    if first:
+        return 503, {"Content-Type": "text/html"}, b"try again"
+    return 200, {"Content-Type": "text/html"}, b"<html><body>recovered</body></html>"
+
+
+def _redirect(status: int, location: str):  # type: ignore[no-untyped-def]
+    return lambda handler, query: (status, {"Location": location}, b"")
+
+
+def _page(headers: dict[str, str], body: str = "<html><body>page</body></html>"):  # type: ignore[no-untyped-def]
+    return lambda handler, query: (200, {"Content-Type": "text/html", **headers}, body.encode())
+
+
+def _status(status: int):  # type: ignore[no-untyped-def]
+    return lambda handler, query: (status, {"Content-Type": "text/html"}, f"<html><body>{status}</body></html>".encode())
+
+
+def _gzip_file(name: str):  # type: ignore[no-untyped-def]
+    def serve(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
+        data = (SITE_ROOT / "main" / name).read_bytes().replace(b"{port}", str(handler.server.port).encode())
+        return 200, {"Content-Type": "application/x-gzip"}, gzip.compress(data)
+
+    return serve
+
+
+ROUTES = {
+    "main": {
+        "/old": _redirect(301, "/older"),
+        "/older": _redirect(302, "/new-page.html"),
+        "/loop-a": _redirect(301, "/loop-b"),
+        "/loop-b": _redirect(301, "/loop-a"),
+        "/away": _redirect(301, "http://localhost:{port}/elsewhere.html"),
+        "/Case.html": _redirect(301, "/case.html"),
+        "/dir": _redirect(301, "/dir/"),
+        "/xrobots-noindex": _page({"X-Robots-Tag": "noindex"}),
+        "/xrobots-none": _page({"X-Robots-Tag": "none"}),
+        "/xrobots-googlebot": _page({"X-Robots-Tag": "googlebot: noindex, nofollow"}),
+        "/xrobots-otherbot": _page({"X-Robots-Tag": "otherbot: noindex"}),
+        "/canon-header": _page({"Link": '</canon-target.html>; rel="canonical"'}),
+        "/gone-404": _status(404),
+        "/gone-410": _status(410),
+        "/error-500": _status(500),
+        "/flaky": _flaky,
+        "/calendar": _calendar,
+        "/seed-sitemap-2.xml.gz": _gzip_file("seed-sitemap-2.xml"),
+    },
+    "delay": {},
+}
+
+
+class SiteServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), SiteHandler)
+        self.hits: list[Hit] = []
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+        self.flaky_calls = 0
+        self.other_port = 0  # a second server, linked to as "another port"
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def start(self) -> SiteServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.hits.clear()
+            self.errors.clear()
+            self.flaky_calls = 0
+
+    def paths(self, host: str = "127.0.0.1") -> list[str]:
+        with self.lock:
+            return [hit.path for hit in self.hits if hit.host == host]
+
+
+class SiteHandler(BaseHTTPRequestHandler):
+    server: SiteServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def log_error(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        with self.server.lock:
+            self.server.errors.append(format % args)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        with self.server.lock:
+            self.server.hits.append(Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent", "")))
+        site = SITES.get(host)
+        target = urlsplit(self.path)
+        route = ROUTES.get(site or "", {}).get(target.path)
+        if site is None:
+            status, headers, body = 404, {"Content-Type": "text/plain"}, b"unknown host"
+        elif route is not None:
+            status, headers, body = route(self, target.query)
+        else:
+            status, headers, body = self.static(site, unquote(target.path))
+        headers = {k: v.replace("{port}", str(self.server.port)) for k, v in headers.items()}
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def static(self, site: str, path: str) -> tuple[int, dict[str, str], bytes]:
+        root = (SITE_ROOT / site).resolve()
+        file = (root / path.lstrip("/")).resolve()
+        if file.is_dir():
+            file = file / "index.html"
+        if root not in file.parents or not file.is_file():
+            return 404, {"Content-Type": "text/html"}, b"<html><body>not found</body></html>"
+        content_type = TYPES.get(file.suffix, "application/octet-stream")
+        if file.name.endswith(".cp1252.html"):
+            content_type = "text/html; charset=windows-1252"
+        body = file.read_bytes()
+        if file.suffix in (".html", ".txt", ".xml"):
+            # Absolute URLs in the pages need the ports chosen at run time.
+            body = body.replace(b"{port}", str(self.server.port).encode())
+            body = body.replace(b"{other_port}", str(self.server.other_port).encode())
+        return 200, {"Content-Type": content_type}, body

@@ -1,0 +1,113 @@
+"""End to end: crawl options, politeness, re-runs and failure modes."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+from tests.conftest import crawl, run_cli, sitemap_locs
+from tests.server import SiteServer
+
+
+def test_crawl_delay_from_robots_txt_is_honoured(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url("/", host="localhost"), tmp_path / "out")
+    assert result.code == 0, result.process.stderr
+    assert len(result.listed) == 5
+    page_times = [hit.time for hit in server.hits if hit.host == "localhost" and hit.path != "/robots.txt"]
+    assert len(page_times) == 5
+    gaps = [b - a for a, b in zip(page_times, page_times[1:], strict=False)]
+    assert min(gaps) >= 0.38, gaps  # Crawl-delay: 0.4
+
+
+def test_allowed_content_type_is_listed(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url(), tmp_path / "out", "--allow-type", "application/pdf", "--max-query-variants", "1")
+    assert result.code == 0
+    assert server.url("/doc.pdf") in result.listed
+    assert server.url("/") in result.listed  # HTML stays allowed
+
+
+def test_gzip_shards_round_trip(server: SiteServer, tmp_path: Path) -> None:
+    plain = crawl(server.url(), tmp_path / "plain", "--max-query-variants", "1", "--max-urls-per-file", "7")
+    packed = crawl(server.url(), tmp_path / "packed", "--max-query-variants", "1", "--max-urls-per-file", "7", "--gzip")
+    assert plain.code == packed.code == 0
+    assert packed.listed == plain.listed
+    gz_files = sorted(packed.out.glob("sitemap-*.xml.gz"))
+    assert gz_files and not list(packed.out.glob("sitemap-*.xml"))
+    for gz_file in gz_files:
+        assert gzip.decompress(gz_file.read_bytes()) == (plain.out / gz_file.name.removesuffix(".gz")).read_bytes()
+    assert ".xml.gz</loc>" in (packed.out / "sitemap.xml").read_text()
+
+
+def test_split_by_bytes(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url(), tmp_path / "out", "--max-query-variants", "1", "--max-bytes-per-file", "1024")
+    assert result.code == 0
+    shards = sorted(result.out.glob("sitemap-*.xml"), key=lambda p: int(p.stem.split("-")[1]))
+    assert len(shards) >= 2
+    texts = [shard.read_bytes() for shard in shards]
+    assert all(len(text) <= 1024 for text in texts)
+    for text, following in zip(texts, texts[1:], strict=False):
+        first_entry = following[following.index(b"<url>") : following.index(b"</url>\n") + 7]
+        assert len(text) + len(first_entry) > 1024, "a shard was closed while the next entry still fit"
+
+
+def test_include_and_exclude_patterns(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url(), tmp_path / "out", "--include", r"\.html", "--exclude", "sitemap", "--max-query-variants", "1")
+    assert result.code == 0
+    assert result.listed and all(".html" in u and "sitemap" not in u for u in result.listed)
+    assert result.reason(server.url("/from-sitemap.html")) == "excluded"
+    assert result.reason(server.url("/")) == "excluded"  # no .html in it
+    # The excluded home page is still crawled, so pages linked from it are listed.
+    assert server.url("/new-page.html") in result.listed
+
+
+def test_max_pages_bounds_the_crawl(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url(), tmp_path / "out", "--max-pages", "4")
+    assert result.code == 0
+    pages = [p for p in server.paths() if p != "/robots.txt" and "seed-" not in p]
+    assert len(pages) == 4
+    limited = [u for u, line in result.report.items() if line["reason"] == "limit"]
+    assert limited and all("max pages" in str(result.report[u]["detail"]) for u in limited)
+
+
+def test_max_depth(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url(), tmp_path / "out", "--max-depth", "1", "--max-query-variants", "1")
+    assert result.code == 0
+    assert result.reason(server.url("/linked-from-noindex.html")) == "limit"  # depth 2
+    assert "/linked-from-noindex.html" not in server.paths()
+
+
+def test_rerun_keeps_unchanged_shards(server: SiteServer, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = crawl(server.url(), out, "--max-query-variants", "1", "--max-urls-per-file", "5")
+    assert first.code == 0
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.glob("sitemap*.xml")}
+    os.utime(out / "sitemap-1.xml", ns=(1, 1))  # so an unwanted rewrite shows in the mtime
+    second = crawl(server.url(), out, "--max-query-variants", "1", "--max-urls-per-file", "5")
+    assert second.code == 0
+    assert second.listed == first.listed
+    assert (out / "sitemap-1.xml").stat().st_mtime_ns == 1
+    after = {p.name: p.read_bytes() for p in out.glob("sitemap*.xml")}
+    assert after == {name: data for name, (_, data) in before.items()}  # index lastmods unchanged too
+
+
+def test_failed_crawl_keeps_previous_set(server: SiteServer, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert crawl(server.url(), out, "--max-query-variants", "1").code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    # Same output folder, a crawl that cannot list anything: nothing changes.
+    result = run_cli("crawl", server.url(), "--out", str(out), "--delay", "0", "-q", "--include", "no-such-page")
+    assert result.returncode == 1
+    assert "no sitemap written" in result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sitemap_locs(out, server.url(""))
+
+
+def test_robots_disallowing_everything_fails_clearly(server: SiteServer, tmp_path: Path) -> None:
+    result = run_cli("crawl", server.url(), "--out", str(tmp_path / "out"), "--delay", "0", "-q",
+                     "--user-agent", "BlockedBot/1.0 (+https://example.com/bot)")
+    assert result.returncode == 1
+    assert "robots.txt disallows the start URL" in result.stderr
+    assert server.paths()[0] == "/robots.txt"
+    assert all(p == "/robots.txt" or p.startswith("/seed-") for p in server.paths())
+    assert not (tmp_path / "out" / "sitemap.xml").exists()
