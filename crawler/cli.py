@@ -83,29 +83,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     crawl.add_argument("url", help="start URL; its scheme, host and port are the crawl scope")
     crawl.add_argument("--out", "-o", metavar="DIR", help="output folder for the sitemaps (default: ./sitemaps)")
-    crawl.add_argument("--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)")
-    crawl.add_argument("--report", metavar="PATH", help="crawl report path (default: DIR.crawl-report.jsonl beside DIR)")
+    crawl.add_argument(
+        "--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)"
+    )
+    crawl.add_argument(
+        "--report", metavar="PATH", help="crawl report path (default: DIR.crawl-report.jsonl beside DIR)"
+    )
     crawl.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
     crawl.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
     crawl.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
     crawl.add_argument("--max-depth", type=int, metavar="N", help="follow links at most N clicks deep (0 = no limit)")
     crawl.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
-    crawl.add_argument("--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)")
+    crawl.add_argument(
+        "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
+    )
     crawl.add_argument("--max-urls-per-file", type=int, metavar="N", help="URLs per sitemap file (at most 50000)")
     crawl.add_argument("--max-bytes-per-file", type=int, metavar="N", help="uncompressed bytes per sitemap file")
     crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header, also matched against robots.txt")
-    crawl.add_argument("--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)")
+    crawl.add_argument(
+        "--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)"
+    )
     crawl.add_argument("--concurrency", type=int, metavar="N", help="parallel requests to the site (default: 4)")
     crawl.add_argument("--delay", type=float, metavar="SECONDS", help="pause between requests (default: 0.25)")
     crawl.add_argument("--timeout", type=float, metavar="SECONDS", help="download timeout per request (default: 30)")
     crawl.add_argument("--retries", type=int, metavar="N", help="retries for 5xx and network errors (default: 2)")
     crawl.add_argument("--include", action="append", metavar="REGEX", help="list only URLs matching (repeatable)")
     crawl.add_argument("--exclude", action="append", metavar="REGEX", help="never list URLs matching (repeatable)")
-    crawl.add_argument("--allow-type", action="append", metavar="TYPE", help="also list this media type, e.g. application/pdf")
+    crawl.add_argument(
+        "--allow-type", action="append", metavar="TYPE", help="also list this media type, e.g. application/pdf"
+    )
     crawl.add_argument("--strip-param", action="append", metavar="GLOB", help="also drop query parameters matching")
     crawl.add_argument("--follow-nofollow", action="store_true", default=None, help="follow links of nofollow pages")
     crawl.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
-    crawl.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting")
+    crawl.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
+    )
     crawl.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
     crawl.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     return parser
@@ -198,8 +210,9 @@ def run_crawl(settings: Settings, config: SitemapConfig) -> dict[str, Any]:
 
 def summarize(stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> list[str]:
     counts = progress_counts(stats)
+    rate = counts["crawled"] / max(elapsed, 1e-6)
     lines = [
-        f"Crawled {counts['crawled']} responses in {elapsed:.1f} s ({counts['crawled'] / max(elapsed, 1e-6):.1f} pages/s)",
+        f"Crawled {counts['crawled']} responses in {elapsed:.1f} s ({rate:.1f} pages/s)",
         f"Listed {counts['listed']} URLs, excluded {counts['excluded']}:",
     ]
     for reason in Reason:
@@ -249,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sitemap-crawler: no sitemap written: {crawl_failure(stats, config)}", file=sys.stderr)
         return EXIT_FAILED
     shards = stats.get(stats_key("shards"), 0)
-    print(f"Sitemap index: {stats[stats_key('index_path')]} ({shards} sitemap file{'s' if shards != 1 else ''})", file=sys.stderr)
+    print(
+        f"Sitemap index: {stats[stats_key('index_path')]} ({shards} sitemap file{'s' if shards != 1 else ''})",
+        file=sys.stderr,
+    )
     print("Add this line to robots.txt:", file=sys.stderr)
     print(f"Sitemap: {stats[stats_key('index_url')]}")
     return EXIT_OK

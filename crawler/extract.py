@@ -25,9 +25,7 @@ __all__ = [
 # rel values of <link> that point at other pages of the site (SPEC S2).
 _FOLLOW_LINK_RELS = frozenset({"next", "prev", "previous", "alternate"})
 # X-Robots-Tag rules that carry a value after a colon and are not a user agent.
-_VALUED_RULES = frozenset(
-    {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
-)
+_VALUED_RULES = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
 _PARSERS: dict[str, etree.HTMLParser] = {}
 
 
@@ -35,9 +33,7 @@ def _parser(encoding: str) -> etree.HTMLParser:
     parser = _PARSERS.get(encoding)
     if parser is None:
         # No network, no entities, comments dropped: only structure is needed.
-        parser = etree.HTMLParser(
-            encoding=encoding, remove_comments=True, no_network=True, recover=True
-        )
+        parser = etree.HTMLParser(encoding=encoding, remove_comments=True, no_network=True, recover=True)
         _PARSERS[encoding] = parser
     return parser
 
@@ -106,9 +102,7 @@ def _directive_list(text: str) -> Iterable[str]:
     return (part.strip().lower() for part in text.split(",") if part.strip())
 
 
-def robots_directives(
-    meta: dict[str, list[str]], header_values: Iterable[str], token: str
-) -> frozenset[str]:
+def robots_directives(meta: dict[str, list[str]], header_values: Iterable[str], token: str) -> frozenset[str]:
     """Robots directives that apply to crawler *token* (e.g. ``googlebot``).
 
     Sources: ``<meta name="robots">``, ``<meta name="TOKEN">`` and every
@@ -135,8 +129,9 @@ def robots_directives(
     return frozenset(found)
 
 
-_LINK_VALUE = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)")
-_LINK_PARAM = re.compile(r"""\s*;\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("([^"]*)"|[^;,\s]*)""")
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_LINK_VALUE = re.compile(rf"""<([^>]*)>((?:\s*;\s*{_TOKEN}\s*(?:=\s*(?:"[^"]*"|[^;,\s]*))?)*)""")
+_LINK_PARAM = re.compile(rf"""\s*;\s*({_TOKEN})\s*=\s*("([^"]*)"|[^;,\s]*)""")
 
 
 def link_header_targets(header_values: Iterable[str], base_url: str, rel: str) -> list[str]:

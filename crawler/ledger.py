@@ -19,10 +19,11 @@ from crawler.reasons import Excluded, stats_key
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
 __all__ = ["Ledger", "LedgerLine"]
 

@@ -13,9 +13,10 @@ from crawler.scope import Scope
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 __all__ = ["CrawlLimitsMiddleware", "ScopeMiddleware"]
 

@@ -14,9 +14,10 @@ from crawler.reasons import stats_key
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 __all__ = ["Progress", "progress_counts"]
 

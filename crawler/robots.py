@@ -17,10 +17,11 @@ from crawler.reasons import RobotsDisallowed, stats_key
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.robotstxt import RobotParser
-    from typing_extensions import Self
 
 __all__ = ["CrawlDelay", "SiteRobotsTxtMiddleware", "robots_user_agent"]
 

@@ -9,6 +9,7 @@ publishes nothing, so the previous set stays in place.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -25,10 +26,10 @@ from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Self
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 __all__ = ["SitemapExportPipeline", "write_sitemaps"]
 
@@ -36,18 +37,19 @@ logger = logging.getLogger(__name__)
 
 
 def write_sitemaps(
-    entries: UrlSpool, publisher: SitemapPublisher, staging: Path, config: SitemapConfig, now: str
+    entries: Iterable[UrlEntry], publisher: SitemapPublisher, staging: Path, config: SitemapConfig, now: str
 ) -> PublishResult:
     """Write *entries* (already sorted) as shards into *staging* and publish."""
-    writer = ShardedUrlsetWriter(
+    with ShardedUrlsetWriter(
         staging,
         basename=config.basename,
         max_urls=config.max_urls_per_file,
         max_bytes=config.max_bytes_per_file,
         gzip_level=config.gzip_level if config.gzip else None,
-    )
-    writer.extend(entries)
-    return publisher.publish(staging, writer.close(), now)
+    ) as writer:
+        writer.extend(entries)
+        shards = writer.close()
+    return publisher.publish(staging, shards, now)
 
 
 class SitemapExportPipeline:

@@ -15,8 +15,9 @@ from crawler.reasons import Excluded, Reason
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
 __all__ = [
     "CanonicalPipeline",

@@ -87,9 +87,7 @@ class SitemapConfig:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", basename):
             raise ValueError(f"SITEMAP_BASENAME {basename!r} must be a plain file name stem")
         try:
-            patterns = UrlPatterns(
-                _strings(settings, "SITEMAP_INCLUDE"), _strings(settings, "SITEMAP_EXCLUDE")
-            )
+            patterns = UrlPatterns(_strings(settings, "SITEMAP_INCLUDE"), _strings(settings, "SITEMAP_EXCLUDE"))
         except re.error as error:
             raise ValueError(f"SITEMAP_INCLUDE/SITEMAP_EXCLUDE: bad regular expression: {error}") from None
         return cls(
@@ -109,9 +107,7 @@ class SitemapConfig:
             max_crawl_delay=_float(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
             strip_params=strip,
             patterns=patterns,
-            allowed_content_types=frozenset(
-                t.lower() for t in _strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")
-            ),
+            allowed_content_types=frozenset(t.lower() for t in _strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")),
             robots_token=str(settings.get("SITEMAP_ROBOTS_TOKEN") or "googlebot").lower(),
             follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
             progress=settings.getbool("SITEMAP_PROGRESS"),

@@ -39,11 +39,16 @@ def server(servers: tuple[SiteServer, SiteServer]) -> SiteServer:
     return servers[0]
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the installed console script as a user would."""
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, timeout=timeout, env=env, check=False, stdin=subprocess.DEVNULL
+        [str(CLI), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
     )
 
 

@@ -18,7 +18,12 @@ from urllib.parse import unquote, urlsplit
 
 SITE_ROOT = Path(__file__).parent / "site"
 SITES = {"127.0.0.1": "main", "localhost": "delay"}
-TYPES = {".html": "text/html; charset=utf-8", ".txt": "text/plain", ".xml": "application/xml", ".pdf": "application/pdf"}
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".txt": "text/plain",
+    ".xml": "application/xml",
+    ".pdf": "application/pdf",
+}
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,8 @@ class Hit:
 
 def _calendar(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
     month = int(query.partition("month=")[2] or 0)
-    body = f'<html><body><a href="/calendar?month={month + 1}">next</a><a href="/calendar?month={month - 1}">prev</a></body></html>'
+    links = f'<a href="/calendar?month={month + 1}">next</a><a href="/calendar?month={month - 1}">prev</a>'
+    body = f"<html><body>{links}</body></html>"
     return 200, {"Content-Type": "text/html"}, body.encode()
 
 
@@ -56,7 +62,11 @@ def _page(headers: dict[str, str], body: str = "<html><body>page</body></html>")
 
 
 def _status(status: int):  # type: ignore[no-untyped-def]
-    return lambda handler, query: (status, {"Content-Type": "text/html"}, f"<html><body>{status}</body></html>".encode())
+    return lambda handler, query: (
+        status,
+        {"Content-Type": "text/html"},
+        f"<html><body>{status}</body></html>".encode(),
+    )
 
 
 def _gzip_file(name: str):  # type: ignore[no-untyped-def]
@@ -134,14 +144,14 @@ class SiteHandler(BaseHTTPRequestHandler):
     server: SiteServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def log_error(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_error(self, format: str, *args: object) -> None:
         with self.server.lock:
             self.server.errors.append(format % args)
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         with self.server.lock:
             self.server.hits.append(Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent", "")))

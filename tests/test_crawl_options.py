@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+from itertools import pairwise
 from pathlib import Path
 
 from tests.conftest import crawl, run_cli, sitemap_locs
@@ -16,7 +17,7 @@ def test_crawl_delay_from_robots_txt_is_honoured(server: SiteServer, tmp_path: P
     assert len(result.listed) == 5
     page_times = [hit.time for hit in server.hits if hit.host == "localhost" and hit.path != "/robots.txt"]
     assert len(page_times) == 5
-    gaps = [b - a for a, b in zip(page_times, page_times[1:], strict=False)]
+    gaps = [b - a for a, b in pairwise(page_times)]
     assert min(gaps) >= 0.38, gaps  # Crawl-delay: 0.4
 
 
@@ -46,13 +47,15 @@ def test_split_by_bytes(server: SiteServer, tmp_path: Path) -> None:
     assert len(shards) >= 2
     texts = [shard.read_bytes() for shard in shards]
     assert all(len(text) <= 1024 for text in texts)
-    for text, following in zip(texts, texts[1:], strict=False):
+    for text, following in pairwise(texts):
         first_entry = following[following.index(b"<url>") : following.index(b"</url>\n") + 7]
         assert len(text) + len(first_entry) > 1024, "a shard was closed while the next entry still fit"
 
 
 def test_include_and_exclude_patterns(server: SiteServer, tmp_path: Path) -> None:
-    result = crawl(server.url(), tmp_path / "out", "--include", r"\.html", "--exclude", "sitemap", "--max-query-variants", "1")
+    result = crawl(
+        server.url(), tmp_path / "out", "--include", r"\.html", "--exclude", "sitemap", "--max-query-variants", "1"
+    )
     assert result.code == 0
     assert result.listed and all(".html" in u and "sitemap" not in u for u in result.listed)
     assert result.reason(server.url("/from-sitemap.html")) == "excluded"
@@ -104,8 +107,17 @@ def test_failed_crawl_keeps_previous_set(server: SiteServer, tmp_path: Path) -> 
 
 
 def test_robots_disallowing_everything_fails_clearly(server: SiteServer, tmp_path: Path) -> None:
-    result = run_cli("crawl", server.url(), "--out", str(tmp_path / "out"), "--delay", "0", "-q",
-                     "--user-agent", "BlockedBot/1.0 (+https://example.com/bot)")
+    result = run_cli(
+        "crawl",
+        server.url(),
+        "--out",
+        str(tmp_path / "out"),
+        "--delay",
+        "0",
+        "-q",
+        "--user-agent",
+        "BlockedBot/1.0 (+https://example.com/bot)",
+    )
     assert result.returncode == 1
     assert "robots.txt disallows the start URL" in result.stderr
     assert server.paths()[0] == "/robots.txt"

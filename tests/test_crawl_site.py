@@ -36,7 +36,9 @@ QUERY_VARIANTS = 5
 
 
 @pytest.fixture(scope="module")
-def site(servers: tuple[SiteServer, SiteServer], tmp_path_factory: pytest.TempPathFactory) -> tuple[CrawlResult, SiteServer, SiteServer]:
+def site(
+    servers: tuple[SiteServer, SiteServer], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[CrawlResult, SiteServer, SiteServer]:
     main, other = servers
     main.reset()
     other.reset()
@@ -161,7 +163,7 @@ def test_calendar_trap_is_bounded(site: tuple[CrawlResult, SiteServer, SiteServe
 
 
 def test_escaping_in_the_written_xml(site: tuple[CrawlResult, SiteServer, SiteServer]) -> None:
-    result, main, _ = site
+    result, _, _ = site
     raw = b"".join(p.read_bytes() for p in result.out.glob("sitemap-*.xml"))
     assert b"/it&apos;s.html?a=1&amp;b=%3Cx%3E&amp;c=%22q%22</loc>" in raw
     assert b"&b=" not in raw  # no bare ampersand anywhere

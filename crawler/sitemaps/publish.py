@@ -74,11 +74,7 @@ class SitemapPublisher:
         unchanged: list[str] = []
         for shard in shards:
             old = previous.get(shard.name)
-            same = (
-                old is not None
-                and old.get("sha256") == shard.sha256
-                and (self.out_dir / shard.name).is_file()
-            )
+            same = old is not None and old.get("sha256") == shard.sha256 and (self.out_dir / shard.name).is_file()
             files[shard.name] = {
                 "sha256": shard.sha256,
                 "lastmod": old["lastmod"] if same and old and old.get("lastmod") else now,

@@ -135,7 +135,9 @@ def _events(data: bytes) -> Iterator[tuple[str, etree._Element]]:
 def _check_root(root: etree._Element, problem) -> str | None:  # type: ignore[no-untyped-def]
     tag = etree.QName(root)
     if tag.namespace != SITEMAP_NS:
-        problem(root.sourceline, "namespace", f"root element must be in namespace {SITEMAP_NS}, found {tag.namespace!r}")
+        problem(
+            root.sourceline, "namespace", f"root element must be in namespace {SITEMAP_NS}, found {tag.namespace!r}"
+        )
         return None
     if tag.localname not in ("urlset", "sitemapindex"):
         problem(root.sourceline, "root", f"root element must be urlset or sitemapindex, not {tag.localname}")

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Self
 
 from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS, SITEMAP_NS, XML_DECLARATION, xml_escape
 
@@ -36,10 +36,7 @@ class UrlEntry:
 
     def render(self) -> bytes:
         if self.lastmod:
-            text = (
-                f"<url><loc>{xml_escape(self.loc)}</loc>"
-                f"<lastmod>{xml_escape(self.lastmod)}</lastmod></url>\n"
-            )
+            text = f"<url><loc>{xml_escape(self.loc)}</loc><lastmod>{xml_escape(self.lastmod)}</lastmod></url>\n"
         else:
             text = f"<url><loc>{xml_escape(self.loc)}</loc></url>\n"
         return text.encode()
@@ -69,6 +66,9 @@ class _Sink:
     def write(self, data: bytes) -> None:
         self.digest.update(data)
         self.file.write(self.deflate.compress(data) if self.deflate else data)
+
+    def discard(self) -> None:
+        self.file.close()
 
     def close(self) -> str:
         if self.deflate:
@@ -121,8 +121,7 @@ class ShardedUrlsetWriter:
         """Add one rendered ``<url>`` element, opening a new shard when full."""
         if len(chunk) + len(URLSET_OPEN) + len(URLSET_CLOSE) > self.max_bytes:
             raise ValueError(
-                f"one <url> entry is {len(chunk)} bytes, more than a sitemap of "
-                f"{self.max_bytes} bytes can hold"
+                f"one <url> entry is {len(chunk)} bytes, more than a sitemap of {self.max_bytes} bytes can hold"
             )
         if self._sink is None:
             self._open()
@@ -145,6 +144,19 @@ class ShardedUrlsetWriter:
         if self._sink is not None:
             self._finish()
         return self.shards
+
+    def discard(self) -> None:
+        """Close an unfinished shard after a failure; its file is incomplete."""
+        if self._sink is not None:
+            self._sink.discard()
+            self._sink = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: object, error: object, traceback: object) -> None:
+        if error is not None:
+            self.discard()
 
     def _open(self) -> None:
         name = f"{self.basename}-{len(self.shards) + 1}{self.suffix}"

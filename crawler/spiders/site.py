@@ -30,10 +30,11 @@ from crawler.urls import normalize_url, resolve_link
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
-    from typing_extensions import Self
 
 __all__ = ["SiteSpider"]
 
@@ -134,7 +135,9 @@ class SiteSpider(Spider):
         encoding = getattr(response, "encoding", None) or "utf-8"
         page = parse_html(response.body, response.url, encoding)
         facts.lang = page.lang
-        facts.robots = robots_directives(page.meta_robots, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
+        facts.robots = robots_directives(
+            page.meta_robots, _headers(response, b"X-Robots-Tag"), self.config.robots_token
+        )
         canonicals = link_header_targets(_headers(response, b"Link"), response.url, "canonical") + page.canonicals
         normal = {_normalize_or_raw(c, self.config, encoding) for c in canonicals}
         if len(normal) == 1:

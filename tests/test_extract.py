@@ -1,0 +1,66 @@
+"""Unit tests: facts read from HTML and headers (pure logic)."""
+
+from __future__ import annotations
+
+from crawler.extract import link_header_targets, parse_html, robots_directives
+
+
+def test_links_from_a_area_and_link_rel_with_base() -> None:
+    html = b"""<html><head><base href="/docs/"><link rel="next" href="p2"><link rel="stylesheet" href="s.css">
+    <link rel="alternate" hreflang="de" href="/de/"></head><body><a href="a">a</a><map><area href="/m"></map>
+    <a>no href</a><a href="mailto:x@y">mail</a></body></html>"""
+    page = parse_html(html, "http://e.com/x/y")
+    assert page.base_url == "http://e.com/docs/"
+    assert page.links == ["http://e.com/docs/p2", "http://e.com/de/", "http://e.com/docs/a", "http://e.com/m"]
+
+
+def test_only_first_base_counts() -> None:
+    page = parse_html(b'<base href="/one/"><base href="/two/"><a href="x">', "http://e.com/")
+    assert page.links == ["http://e.com/one/x"]
+
+
+def test_canonical_and_meta_and_lang() -> None:
+    page = parse_html(
+        b'<html lang="de-AT"><head><link rel="Canonical" href="/c"><meta name="ROBOTS" content="noindex">'
+        b'<meta name="googlebot" content="nofollow"></head></html>',
+        "http://e.com/p",
+    )
+    assert page.canonicals == ["http://e.com/c"]
+    assert page.meta_robots == {"robots": ["noindex"], "googlebot": ["nofollow"]}
+    assert page.lang == "de-AT"
+
+
+def test_broken_input_gives_no_facts_not_an_error() -> None:
+    assert parse_html(b"", "http://e.com/").links == []
+    assert parse_html(b"\x00\xff\xfe garbage", "http://e.com/").links == []
+    page = parse_html(b"<a href='/x'>unterminated <div><a href=/y>", "http://e.com/")
+    assert page.links == ["http://e.com/x", "http://e.com/y"]
+
+
+def test_encoding_of_the_page_is_used() -> None:
+    body = '<a href="/caf\u00e9">\u20ac</a>'.encode("cp1252")
+    assert parse_html(body, "http://e.com/", "cp1252").links == ["http://e.com/caf\u00e9"]
+
+
+def test_robots_directives_meta_and_token() -> None:
+    meta = {"robots": ["index, follow"], "googlebot": ["noindex"], "bingbot": ["nofollow"]}
+    assert "noindex" in robots_directives(meta, [], "googlebot")
+    assert "noindex" not in robots_directives(meta, [], "bingbot")
+    assert "nofollow" in robots_directives(meta, [], "bingbot")
+
+
+def test_robots_directives_x_robots_tag() -> None:
+    assert "noindex" in robots_directives({}, ["noindex, nofollow"], "googlebot")
+    assert {"noindex", "nofollow"} <= robots_directives({}, ["NONE"], "googlebot")
+    assert "noindex" in robots_directives({}, ["googlebot: noindex"], "googlebot")
+    assert "noindex" not in robots_directives({}, ["otherbot: noindex"], "googlebot")
+    assert "noindex" not in robots_directives({}, ["unavailable_after: 25 Jun 2010 15:00:00 PST"], "googlebot")
+    mixed = robots_directives({}, ["googlebot: nofollow, otherbot: noindex"], "googlebot")
+    assert "nofollow" in mixed and "noindex" not in mixed
+
+
+def test_link_header_canonical() -> None:
+    values = ['<https://e.com/a>; rel="canonical", </b>; rel=next', '</c>; title="x, y"; rel="alternate canonical"']
+    assert link_header_targets(values, "https://e.com/z", "canonical") == ["https://e.com/a", "https://e.com/c"]
+    assert link_header_targets(values, "https://e.com/z", "next") == ["https://e.com/b"]
+    assert link_header_targets(["garbage"], "https://e.com/", "canonical") == []

@@ -1,0 +1,112 @@
+"""Unit tests: URL normalisation, link resolution and scope (pure logic)."""
+
+from __future__ import annotations
+
+import pytest
+from w3lib.url import safe_url_string
+
+from crawler.scope import Scope, UrlPatterns, registrable_domain
+from crawler.urls import QueryParamFilter, normalize_url, resolve_link
+
+STRIP = QueryParamFilter()
+
+
+@pytest.mark.parametrize(
+    ("raw", "normal"),
+    [
+        ("HTTP://Example.COM/a", "http://example.com/a"),
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("http://example.com/a/./b/../c", "http://example.com/a/c"),
+        ("http://example.com/a/..", "http://example.com/"),
+        ("http://example.com/a#frag", "http://example.com/a"),
+        ("http://example.com/%7euser/%2f%c3%a9", "http://example.com/~user/%2F%C3%A9"),
+        ("http://example.com/caf\u00e9", "http://example.com/caf%C3%A9"),
+        ("http://example.com/a b", "http://example.com/a%20b"),
+        ("http://example.com/a?", "http://example.com/a"),
+        ("http://example.com/a?b=2&a=1", "http://example.com/a?b=2&a=1"),
+        ("http://example.com/a?utm_source=x&id=1&fbclid=y", "http://example.com/a?id=1"),
+        ("http://example.com/a?utm_source=x", "http://example.com/a"),
+        ("http://example.com/A/Page/", "http://example.com/A/Page/"),
+        ("http://b\u00fccher.example/", "http://xn--bcher-kva.example/"),
+        ("http://example.com./a", "http://example.com/a"),
+    ],
+)
+def test_normalize(raw: str, normal: str) -> None:
+    assert normalize_url(raw, params=STRIP) == normal
+
+
+def test_normalize_is_idempotent_and_scrapy_keeps_it() -> None:
+    for raw in (
+        "http://example.com/caf\u00e9?q=\u00e9",
+        "http://Ex.com:80/a/../b?x=%7e&y=%2a",
+        "http://e.com/it's?a=<>",
+    ):
+        once = normalize_url(raw, "cp1252", STRIP)
+        assert normalize_url(once, "cp1252", STRIP) == once
+        assert safe_url_string(once) == once  # Scrapy's Request leaves it as is
+
+
+def test_query_encoded_in_page_encoding_path_in_utf8() -> None:
+    assert normalize_url("http://e.com/\u00e9?q=\u00e9", "cp1252") == "http://e.com/%C3%A9?q=%E9"
+    assert normalize_url("http://e.com/\u00e9?q=\u00e9", "utf-8") == "http://e.com/%C3%A9?q=%C3%A9"
+
+
+@pytest.mark.parametrize("bad", ["mailto:a@b.c", "ftp://e.com/", "/relative", "http://", "http://e.com:99999/"])
+def test_normalize_rejects(bad: str) -> None:
+    with pytest.raises(ValueError):
+        normalize_url(bad)
+
+
+def test_custom_strip_patterns() -> None:
+    strip = QueryParamFilter(["sessionid", "ref_*"])
+    assert normalize_url("http://e.com/?sessionid=1&ref_a=2&keep=3&utm_source=4", params=strip) == (
+        "http://e.com/?keep=3&utm_source=4"
+    )
+
+
+@pytest.mark.parametrize(
+    ("href", "absolute"),
+    [
+        ("b.html", "http://e.com/a/b.html"),
+        ("/x", "http://e.com/x"),
+        ("//other.com/y", "http://other.com/y"),
+        ("  c.html \n", "http://e.com/a/c.html"),
+        ("?q=1", "http://e.com/a/page.html?q=1"),
+        ("#top", None),
+        ("", None),
+        ("mailto:x@e.com", None),
+        ("TEL:123", None),
+        ("javascript:void(0)", None),
+        ("data:text/html,hi", None),
+    ],
+)
+def test_resolve_link(href: str, absolute: str | None) -> None:
+    assert resolve_link("http://e.com/a/page.html", href) == absolute
+
+
+def test_scope_is_exact_scheme_host_and_port() -> None:
+    scope = Scope("https://www.example.com/")
+    assert scope.contains("https://www.example.com/a")
+    assert not scope.contains("http://www.example.com/a")
+    assert not scope.contains("https://example.com/a")
+    assert not scope.contains("https://shop.www.example.com/a")
+    assert not scope.contains("https://www.example.com:8443/a")
+    assert not scope.contains("https://www.example.com.evil.org/a")
+    assert Scope("http://127.0.0.1:8080/").contains("http://127.0.0.1:8080/x")
+    assert not Scope("http://127.0.0.1:8080/").contains("http://127.0.0.1:80801/x")
+
+
+def test_same_site_uses_the_public_suffix_list_offline() -> None:
+    assert registrable_domain("www.example.co.uk") == "example.co.uk"
+    assert Scope("https://www.example.com/").same_site("https://cdn.example.com/sitemap.xml")
+    assert not Scope("https://www.example.com/").same_site("https://example.org/sitemap.xml")
+
+
+def test_url_patterns() -> None:
+    patterns = UrlPatterns(include=[r"/blog/"], exclude=[r"\?page="])
+    assert patterns.excluded("https://e.com/blog/post") is None
+    assert patterns.excluded("https://e.com/about") == "matches no include pattern"
+    assert "exclude" in (patterns.excluded("https://e.com/blog/?page=2") or "")
