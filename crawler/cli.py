@@ -234,7 +234,12 @@ def crawl_failure(stats: dict[str, Any], config: SitemapConfig) -> str:
     if start == Reason.FETCH_ERROR:
         return f"the start URL {config.start_url} is unreachable ({detail})"
     if start == Reason.ROBOTS:
+        unavailable = stats.get(stats_key("robots_unavailable"))
+        if unavailable:
+            return f"robots.txt of {unavailable}; a server error means nothing may be crawled (RFC 9309)"
         return f"robots.txt disallows the start URL {config.start_url} for this user agent"
+    if start == Reason.REDIRECT:
+        return f"the start URL {config.start_url} redirects ({detail}); start the crawl at the target instead"
     if start == Reason.STATUS:
         return f"the start URL {config.start_url} answered HTTP {detail}, and no listable page was found"
     return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"

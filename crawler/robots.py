@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
 
 __all__ = ["CrawlDelay", "SiteRobotsTxtMiddleware", "robots_user_agent"]
@@ -43,6 +44,15 @@ class SiteRobotsTxtMiddleware(RobotsTxtMiddleware):
         if not rp.allowed(request.url, agent):
             self._stats.inc_value("robotstxt/forbidden")
             raise RobotsDisallowed("disallowed by robots.txt")
+
+    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        # RFC 9309 2.3.1.4: while robots.txt is unreachable because of a server
+        # error, the crawler must assume complete disallow (4xx: allow all).
+        if 500 <= response.status < 600:
+            logger.warning("robots.txt of %s answered %s: nothing may be crawled (RFC 9309)", netloc, response.status)
+            self.crawler.stats.set_value(stats_key("robots_unavailable"), f"{netloc} answered {response.status}")
+            response = response.replace(body=b"User-agent: *\nDisallow: /\n")
+        await super()._parse_robots(response, netloc, request)
 
 
 class CrawlDelay:

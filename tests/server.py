@@ -99,14 +99,18 @@ ROUTES = {
         "/seed-sitemap-2.xml.gz": _gzip_file("seed-sitemap-2.xml"),
     },
     "delay": {},
+    # A site whose robots.txt fails with a server error; a site whose home page moved away.
+    "broken": {"/robots.txt": _status(503)},
+    "moved": {"/": _redirect(301, "http://localhost:{port}/")},
 }
 
 
 class SiteServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, sites: dict[str, str] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), SiteHandler)
+        self.sites = sites or SITES
         self.hits: list[Hit] = []
         self.errors: list[str] = []
         self.lock = threading.Lock()
@@ -155,7 +159,7 @@ class SiteHandler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         with self.server.lock:
             self.server.hits.append(Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent", "")))
-        site = SITES.get(host)
+        site = self.server.sites.get(host)
         target = urlsplit(self.path)
         route = ROUTES.get(site or "", {}).get(target.path)
         if site is None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
+import subprocess
+import time
 from itertools import pairwise
 from pathlib import Path
 
-from tests.conftest import crawl, run_cli, sitemap_locs
+from tests.conftest import CLI, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
 
 
@@ -123,3 +126,40 @@ def test_robots_disallowing_everything_fails_clearly(server: SiteServer, tmp_pat
     assert server.paths()[0] == "/robots.txt"
     assert all(p == "/robots.txt" or p.startswith("/seed-") for p in server.paths())
     assert not (tmp_path / "out" / "sitemap.xml").exists()
+
+
+def test_robots_server_error_means_disallow_all(tmp_path: Path) -> None:
+    broken = SiteServer(sites={"127.0.0.1": "broken"}).start()
+    try:
+        result = run_cli("crawl", broken.url(), "--out", str(tmp_path / "out"), "--delay", "0", "--retries", "0", "-q")
+    finally:
+        broken.stop()
+    assert result.returncode == 1
+    assert "answered 503" in result.stderr and "RFC 9309" in result.stderr
+    assert broken.paths() == ["/robots.txt"]  # the home page was never requested
+
+
+def test_start_url_redirecting_away_is_explained(server: SiteServer, tmp_path: Path) -> None:
+    moved = SiteServer(sites={"127.0.0.1": "moved"}).start()
+    try:
+        result = run_cli("crawl", moved.url(), "--out", str(tmp_path / "out"), "--delay", "0", "-q")
+    finally:
+        moved.stop()
+    assert result.returncode == 1
+    assert "redirects (301 -> http://localhost:" in result.stderr
+    assert "start the crawl at the target instead" in result.stderr
+
+
+def test_interrupted_crawl_publishes_nothing(server: SiteServer, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    command = [str(CLI), "crawl", server.url("/", host="localhost"), "--out", str(out), "-q"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while len(server.paths("localhost")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert "no sitemap written: crawl shutdown" in stderr
+    assert not (out / "sitemap.xml").exists()
+    assert not any(out.iterdir()), "no staging folder left behind"

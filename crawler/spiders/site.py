@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Response
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
+    from scrapy.http.headers import Headers
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
@@ -64,6 +65,7 @@ class SiteSpider(Spider):
         spider.seen = set()
         spider.sitemap_files = 0
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
+        crawler.signals.connect(spider.headers_received, signal=signals.headers_received)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -153,6 +155,19 @@ class SiteSpider(Spider):
         for link in page.links:
             yield from self.follow_url(link, depth=depth + 1, referrer=response.url, encoding=encoding)
 
+    def headers_received(self, headers: Headers, body_length: int, request: Request, spider: Spider) -> None:
+        """Skip the body of a page that is not HTML: status and headers decide.
+
+        A PDF or video is judged on its Content-Type alone, so it costs one
+        round trip and no download (compressed bodies are left alone, since a
+        truncated one cannot be decoded).
+        """
+        if request.callback != self.parse or headers.get(b"Content-Encoding"):
+            return
+        content_type = headers.get(b"Content-Type")
+        if content_type is not None and not _is_html(content_type.decode("latin-1")):
+            raise StopDownload(fail=False)
+
     def failed(self, failure: Failure) -> Iterator[PageFacts]:
         """A request that got no response: robots, a limit, or a network error."""
         request = failure.request  # type: ignore[attr-defined]
@@ -201,7 +216,8 @@ class SiteSpider(Spider):
             url,
             callback=self.parse_sitemap,
             errback=self.sitemap_failed,
-            meta={"sitemap_file": True, "sitemap_level": level, "allow_offsite": True},
+            # robots.txt named these files: they are meant to be read.
+            meta={"sitemap_file": True, "sitemap_level": level, "allow_offsite": True, "dont_obey_robotstxt": True},
             priority=100,
         )
         self.crawler.engine.crawl(request)
