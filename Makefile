@@ -24,6 +24,7 @@ crawl: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest

@@ -49,7 +49,8 @@ class Progress:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         if not SitemapConfig.from_crawler(crawler).progress:
-            raise NotConfigured("progress line is off (SITEMAP_PROGRESS)")
+            # Off unless asked for (SITEMAP_PROGRESS); no message, so Scrapy logs no warning.
+            raise NotConfigured
         progress = cls(crawler, 1.0 if sys.stderr.isatty() else 10.0)
         crawler.signals.connect(progress.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(progress.spider_closed, signal=signals.spider_closed)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -32,6 +32,8 @@ _W3C_DATETIME = re.compile(
     r"(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d))?)?)?"
 )
 MAX_LOC_LENGTH = 2048
+#: Receives (line, rule, message) for each problem found.
+_Sink = Callable[[int | None, str, str], None]
 
 
 def is_w3c_datetime(text: str) -> bool:
@@ -92,7 +94,7 @@ def validate_bytes(data: bytes, name: str, origin: str | None = None) -> Sitemap
     entries = 0
     try:
         for event, element in _events(data):
-            if event == "start" and kind is None:
+            if kind is None:
                 kind = _check_root(element, problem)
                 if kind is None:
                     return SitemapReport(None, locs, problems)
@@ -132,7 +134,7 @@ def _events(data: bytes) -> Iterator[tuple[str, etree._Element]]:
     yield from parser.read_events()
 
 
-def _check_root(root: etree._Element, problem) -> str | None:  # type: ignore[no-untyped-def]
+def _check_root(root: etree._Element, problem: _Sink) -> str | None:
     tag = etree.QName(root)
     if tag.namespace != SITEMAP_NS:
         problem(
@@ -142,10 +144,10 @@ def _check_root(root: etree._Element, problem) -> str | None:  # type: ignore[no
     if tag.localname not in ("urlset", "sitemapindex"):
         problem(root.sourceline, "root", f"root element must be urlset or sitemapindex, not {tag.localname}")
         return None
-    return tag.localname
+    return str(tag.localname)
 
 
-def _check_entry(element: etree._Element, kind: str, origin: str | None, problem) -> str | None:  # type: ignore[no-untyped-def]
+def _check_entry(element: etree._Element, kind: str, origin: str | None, problem: _Sink) -> str | None:
     expected = "url" if kind == "urlset" else "sitemap"
     line = element.sourceline
     if not isinstance(element.tag, str):
@@ -186,7 +188,7 @@ def _check_entry(element: etree._Element, kind: str, origin: str | None, problem
     return loc
 
 
-def _check_loc(loc: str, line: int | None, origin: str | None, problem) -> None:  # type: ignore[no-untyped-def]
+def _check_loc(loc: str, line: int | None, origin: str | None, problem: _Sink) -> None:
     parts = urlsplit(loc)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         problem(line, "loc", f"not an absolute http(s) URL: {loc!r}")

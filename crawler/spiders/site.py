@@ -52,6 +52,9 @@ class SiteSpider(Spider):
     name = "site"
     config: SitemapConfig
     scope: Scope
+    robots_agent: str
+    seen: set[str]  # raw and normalised spellings of every URL already handled
+    sitemap_files: int
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
@@ -61,7 +64,6 @@ class SiteSpider(Spider):
         spider.config = SitemapConfig.from_crawler(crawler)
         spider.scope = Scope(spider.config.start_url)
         spider.robots_agent = robots_user_agent(crawler)
-        # Raw and normalised spellings of every URL already handled.
         spider.seen = set()
         spider.sitemap_files = 0
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
