@@ -20,6 +20,7 @@ from scrapy.settings import Settings
 
 from crawler.progress import progress_counts
 from crawler.reasons import Reason, stats_key
+from crawler.urls import site_root
 from settings.config import SitemapConfig
 
 __all__ = ["main"]
@@ -219,6 +220,13 @@ def summarize(stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> l
         number = stats.get(stats_key("dropped", reason.value))
         if number:
             lines.append(f"  {reason.value:<14} {number}")
+    sister = stats.get(stats_key("sister_origin"))
+    if sister:
+        count = stats.get(stats_key("sister_origin_urls"))
+        lines.append(
+            f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
+            f"only {site_root(config.start_url)} is crawled"
+        )
     if stats.get(stats_key("report_path")):
         lines.append(f"Report: {stats[stats_key('report_path')]}")
     return lines

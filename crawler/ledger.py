@@ -15,7 +15,9 @@ from typing import IO, TYPE_CHECKING
 from scrapy import signals
 
 from crawler.items import PageFacts
-from crawler.reasons import Excluded, stats_key
+from crawler.reasons import Excluded, Reason, stats_key
+from crawler.scope import Scope
+from crawler.urls import site_root
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -42,7 +44,10 @@ class Ledger:
         self.path = config.report_path
         self.tmp_path = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         self.file: IO[str] | None = None
-        self.reasons: Counter[str] = Counter()
+        self.scope = Scope(config.start_url)
+        # Out-of-scope URLs on other origins of the same site (www vs bare
+        # host, http vs https, another port): the likeliest wrong start URL.
+        self.sister_origins: Counter[str] = Counter()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -72,7 +77,8 @@ class Ledger:
             stats.inc_value(stats_key("listed"))
         else:
             stats.inc_value(stats_key("dropped", reason))
-            self.reasons[reason] += 1
+            if reason == Reason.OUT_OF_SCOPE and self.scope.same_site(item.url):
+                self.sister_origins[site_root(item.url)] += 1
         if item.url == self.config.start_url:
             stats.set_value(stats_key("start", "outcome"), reason or LISTED)
             stats.set_value(stats_key("start", "detail"), detail)
@@ -99,4 +105,8 @@ class Ledger:
             return
         self.file.close()
         os.replace(self.tmp_path, self.path)
+        if self.sister_origins:
+            origin, count = self.sister_origins.most_common(1)[0]
+            self.crawler.stats.set_value(stats_key("sister_origin"), origin)
+            self.crawler.stats.set_value(stats_key("sister_origin_urls"), count)
         self.crawler.stats.set_value(stats_key("report_path"), str(self.path))

@@ -128,6 +128,7 @@ def test_out_of_scope_links_are_reported_and_never_requested(site: tuple[CrawlRe
     assert main.paths("localhost") == []
     assert other.hits == []
     assert main.errors == [], "something spoke TLS or garbage to the plain-HTTP server"
+    assert "another origin of the same site" in result.process.stderr  # other port or scheme of 127.0.0.1
 
 
 def test_robots_disallowed_never_requested(site: tuple[CrawlResult, SiteServer, SiteServer]) -> None:
