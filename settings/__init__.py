@@ -37,9 +37,8 @@ HTTPERROR_ALLOW_ALL = True
 DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-# The spider de-duplicates normalised URLs before building a Request, so
-# Scrapy's fingerprinting dupefilter would only repeat that work.
-DUPEFILTER_CLASS = "scrapy.dupefilters.BaseDupeFilter"
+# URLs are normalised once by the spider; fingerprints use that exact spelling.
+REQUEST_FINGERPRINTER_CLASS = "crawler.fingerprint.UrlFingerprinter"
 
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,

@@ -12,6 +12,7 @@ import gzip
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -77,6 +78,14 @@ def _gzip_file(name: str):  # type: ignore[no-untyped-def]
     return serve
 
 
+@lru_cache(maxsize=1)
+def _bomb() -> bytes:
+    """A sitemap that is 60 MB once decompressed but 60 KB on the wire."""
+    head = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    head += b"<url><loc>http://127.0.0.1:{port}/from-bomb.html</loc></url>"
+    return gzip.compress(head + b" " * 60_000_000 + b"</urlset>", compresslevel=9)
+
+
 ROUTES = {
     "main": {
         "/old": _redirect(301, "/older"),
@@ -97,6 +106,7 @@ ROUTES = {
         "/flaky": _flaky,
         "/calendar": _calendar,
         "/seed-sitemap-2.xml.gz": _gzip_file("seed-sitemap-2.xml"),
+        "/seed-bomb.xml.gz": lambda handler, query: (200, {"Content-Type": "application/x-gzip"}, _bomb()),
     },
     "delay": {},
     # A site whose robots.txt fails with a server error; a site whose home page moved away.

@@ -163,3 +163,14 @@ def test_interrupted_crawl_publishes_nothing(server: SiteServer, tmp_path: Path)
     assert "no sitemap written: crawl shutdown" in stderr
     assert not (out / "sitemap.xml").exists()
     assert not any(out.iterdir()), "no staging folder left behind"
+
+
+def test_max_url_length(server: SiteServer, tmp_path: Path) -> None:
+    result = crawl(server.url(), tmp_path / "out", "--max-url-length", "40", "--max-query-variants", "1")
+    assert result.code == 0
+    long_url = server.url("/linked-from-noindex.html")
+    assert len(long_url) > 40
+    assert result.reason(long_url) == "limit"
+    assert "URL length" in str(result.report[long_url]["detail"])
+    assert "/linked-from-noindex.html" not in server.paths()
+    assert all(len(u) <= 40 for u in result.listed)

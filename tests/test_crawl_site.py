@@ -31,6 +31,7 @@ LISTED_PATHS = {
     "/nofollow.html",
     "/from-sitemap.html",
     "/from-gz-sitemap.html",
+    "/from-evil-sitemap.html",
 }
 QUERY_VARIANTS = 5
 
@@ -137,6 +138,14 @@ def test_robots_disallowed_never_requested(site: tuple[CrawlResult, SiteServer, 
     assert "/private/secret.html" not in paths
     assert "/private/open.html" in paths
     assert paths.index("/robots.txt") == 0
+
+
+def test_hostile_sitemaps_are_read_safely(site: tuple[CrawlResult, SiteServer, SiteServer]) -> None:
+    _, main, _ = site
+    paths = main.paths()
+    assert {"/seed-evil.xml", "/seed-bomb.xml.gz"} <= set(paths)
+    assert not any("lol" in p or "passwd" in p or "ext;" in p for p in paths), "an entity was expanded"
+    assert "/from-bomb.html" not in paths  # the bomb was refused, not decompressed
 
 
 def test_nofollow_page_links_not_followed(site: tuple[CrawlResult, SiteServer, SiteServer]) -> None:

@@ -110,3 +110,14 @@ def test_url_patterns() -> None:
     assert patterns.excluded("https://e.com/blog/post") is None
     assert patterns.excluded("https://e.com/about") == "matches no include pattern"
     assert "exclude" in (patterns.excluded("https://e.com/blog/?page=2") or "")
+
+
+def test_fingerprint_keeps_query_order_apart() -> None:
+    from scrapy import Request
+
+    from crawler.fingerprint import UrlFingerprinter
+
+    fingerprint = UrlFingerprinter().fingerprint
+    assert fingerprint(Request("http://e.com/?a=1&b=2")) != fingerprint(Request("http://e.com/?b=2&a=1"))
+    assert fingerprint(Request("http://e.com/x")) == fingerprint(Request("http://e.com/x"))
+    assert fingerprint(Request("http://e.com/x")) != fingerprint(Request("http://e.com/x", method="HEAD"))
