@@ -88,9 +88,26 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
         else:
             hrefs.append(href)
     base = page.base_url
-    page.links = [link for href in hrefs if (link := resolve_link(base, href))]
+    origin = _origin(base)
+    links = page.links
+    for href in hrefs:
+        # Fast paths for the two common spellings; RFC 3986 joining gives the
+        # same result for them (dot-segments are resolved by normalisation).
+        if href.startswith("/") and not href.startswith("//") and href.isprintable() and href == href.strip():
+            links.append(origin + href)
+        elif href.startswith(("http://", "https://")) and href.isprintable() and href == href.strip():
+            links.append(href)
+        elif link := resolve_link(base, href):
+            links.append(link)
     page.canonicals = [link for href in canonical_hrefs if (link := resolve_link(base, href))]
     return page
+
+
+def _origin(url: str) -> str:
+    """``scheme://netloc`` of an absolute URL, without parsing it fully."""
+    scheme_end = url.find("://")
+    path_start = url.find("/", scheme_end + 3) if scheme_end > 0 else -1
+    return url if path_start < 0 else url[:path_start]
 
 
 def _codec_name(encoding: str) -> str:

@@ -64,3 +64,13 @@ def test_link_header_canonical() -> None:
     assert link_header_targets(values, "https://e.com/z", "canonical") == ["https://e.com/a", "https://e.com/c"]
     assert link_header_targets(values, "https://e.com/z", "next") == ["https://e.com/b"]
     assert link_header_targets(["garbage"], "https://e.com/", "canonical") == []
+
+
+def test_fast_link_paths_agree_with_joining() -> None:
+    from crawler.urls import normalize_url, resolve_link
+
+    base = "http://e.com:8080/dir/page.html?q=1"
+    hrefs = ["/a/../b?x=1#f", "/", "http://e.com:8080/c", "https://other.com/d", " /spaced ", "/tab\there", "/\u00e9"]
+    html = "".join(f'<a href="{h}">x</a>' for h in hrefs).encode()
+    page = parse_html(html, base)
+    assert [normalize_url(u) for u in page.links] == [normalize_url(resolve_link(base, h) or "") for h in hrefs]
