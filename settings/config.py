@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from scrapy.settings import BaseSettings
+
 from crawler.scope import UrlPatterns
 from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
 
 __all__ = ["SitemapConfig", "default_report_path"]
 
@@ -67,6 +68,7 @@ class SitemapConfig:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SitemapConfig:
+        settings = _with_defaults(settings)
         strip = QueryParamFilter(_strings(settings, "SITEMAP_STRIP_QUERY_PARAMS"))
         raw_start = settings.get("SITEMAP_START_URL")
         if not raw_start:
@@ -112,6 +114,16 @@ class SitemapConfig:
             follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
             progress=settings.getbool("SITEMAP_PROGRESS"),
         )
+
+
+def _with_defaults(settings: BaseSettings) -> BaseSettings:
+    """SITEMAP_* values of *settings* over the defaults of this package, so the
+    spider also runs under another project's settings module."""
+    import settings as defaults  # noqa: PLC0415 - the package this module belongs to
+
+    merged = BaseSettings({k: v for k, v in vars(defaults).items() if k.startswith("SITEMAP_")}, priority="default")
+    merged.update({k: settings[k] for k in settings if str(k).startswith("SITEMAP_")}, priority="project")
+    return merged
 
 
 def _absolute_url(key: str, value: str, strip: QueryParamFilter) -> str:

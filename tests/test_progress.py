@@ -1,0 +1,45 @@
+"""The progress line and the summary counts, from real Scrapy stats."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from crawler.progress import Progress, progress_counts
+from crawler.spiders.site import SiteSpider
+
+
+def crawler_with(progress: bool):  # type: ignore[no-untyped-def]
+    settings = {"SITEMAP_START_URL": "http://127.0.0.1/", "SITEMAP_PROGRESS": progress}
+    crawler = get_crawler(SiteSpider, settings_dict=settings)
+    crawler.stats.open_spider()
+    return crawler
+
+
+def test_counts_from_stats() -> None:
+    stats = {
+        "response_received_count": 12,
+        "scheduler/enqueued": 20,
+        "scheduler/dequeued": 14,
+        "sitemap/listed": 7,
+        "sitemap/dropped/noindex": 2,
+        "sitemap/dropped/redirect": 3,
+        "sitemap/index_url": "http://x/sitemap.xml",
+    }
+    assert progress_counts(stats) == {"crawled": 12, "queued": 6, "listed": 7, "excluded": 5}
+
+
+def test_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
+    crawler = crawler_with(progress=True)
+    for key, value in {"response_received_count": 30, "sitemap/listed": 25, "sitemap/dropped/status": 4}.items():
+        crawler.stats.set_value(key, value)
+    Progress.from_crawler(crawler).show()
+    line = capsys.readouterr().err
+    assert "crawled 30 | queued 0 | listed 25 | excluded 4 |" in line
+    assert line.rstrip().endswith("pages/s")
+
+
+def test_progress_off_by_default() -> None:
+    with pytest.raises(NotConfigured):
+        Progress.from_crawler(crawler_with(progress=False))
