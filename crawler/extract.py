@@ -10,15 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lxml import etree
 
+from crawler.images import largest_srcset_candidate
+from crawler.structured import parse_json_ld
 from crawler.urls import resolve_link
 
 __all__ = [
+    "HtmlVideo",
     "PageHtml",
+    "link_header_alternates",
     "link_header_targets",
     "parse_html",
+    "parse_link_header",
     "robots_directives",
 ]
 
@@ -39,20 +45,41 @@ def _parser(encoding: str) -> etree.HTMLParser:
 
 
 @dataclass(slots=True)
+class HtmlVideo:
+    """A ``<video>`` element or a player ``<iframe>``: URLs absolute, raw."""
+
+    content: str | None = None
+    player: str | None = None
+    poster: str | None = None
+    title: str | None = None
+
+
+@dataclass(slots=True)
 class PageHtml:
-    """What one HTML page says about itself and where it links."""
+    """What one HTML page says about itself and where it links.
+
+    URLs are absolute (``<base href>`` honoured) but not yet normalised.
+    """
 
     base_url: str
     links: list[str] = field(default_factory=list)
-    meta_robots: dict[str, list[str]] = field(default_factory=dict)
+    meta: dict[str, list[str]] = field(default_factory=dict)  # <meta name=...>
+    properties: dict[str, list[str]] = field(default_factory=dict)  # <meta property=...>
     canonicals: list[str] = field(default_factory=list)
+    alternates: list[tuple[str, str]] = field(default_factory=list)  # (hreflang, URL)
+    images: list[str] = field(default_factory=list)
+    videos: list[HtmlVideo] = field(default_factory=list)
+    json_ld: list[Any] = field(default_factory=list)
+    title: str | None = None
     lang: str | None = None
 
 
-def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
-    """Parse *body* (fetched from *url*) once and collect links and directives.
+_TAGS = ("a", "area", "link", "base", "meta", "img", "source", "video", "iframe", "script", "title")
 
-    Links are absolute but not yet normalised; ``<base href>`` is honoured.
+
+def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
+    """Parse *body* (fetched from *url*) once and collect every fact of the page.
+
     Malformed markup is tolerated; an empty or unparsable body gives no facts.
     """
     page = PageHtml(base_url=url)
@@ -65,28 +92,67 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
     page.lang = root.get("lang") or None
     hrefs: list[str] = []
     canonical_hrefs: list[str] = []
-    for element in root.iter("a", "area", "link", "base", "meta"):
+    alternates: list[tuple[str, str]] = []
+    images: list[str] = []
+    videos: list[tuple[str | None, str | None, str | None, str | None]] = []  # content, player, poster, title
+    for element in root.iter(*_TAGS):
         tag = element.tag
-        if tag == "meta":
-            name = element.get("name")
+        if tag in ("a", "area"):
+            href = element.get("href")
+            if href is not None:
+                hrefs.append(href)
+        elif tag == "img":
+            src = element.get("src")
+            if not src or src.startswith("data:"):
+                src = element.get("data-src") or element.get("data-lazy-src") or src
+            srcset = element.get("srcset") or element.get("data-srcset")
+            images.extend(u for u in (largest_srcset_candidate(srcset) if srcset else None, src) if u)
+        elif tag == "meta":
             content = element.get("content")
-            if name and content is not None:
-                page.meta_robots.setdefault(name.strip().lower(), []).append(content)
-            continue
-        href = element.get("href")
-        if href is None:
-            continue
-        if tag == "link":
+            if content is None:
+                continue
+            if name := element.get("name"):
+                page.meta.setdefault(name.strip().lower(), []).append(content)
+            if prop := element.get("property"):
+                page.properties.setdefault(prop.strip().lower(), []).append(content)
+        elif tag == "link":
+            href = element.get("href")
+            if href is None:
+                continue
             rels = set((element.get("rel") or "").lower().split())
             if "canonical" in rels:
                 canonical_hrefs.append(href)
             if rels & _FOLLOW_LINK_RELS:
                 hrefs.append(href)
+                hreflang = element.get("hreflang")
+                if "alternate" in rels and hreflang is not None:
+                    alternates.append((hreflang, href))
         elif tag == "base":
-            if page.base_url is url:  # only the first <base> counts (HTML spec)
+            href = element.get("href")
+            if href is not None and page.base_url is url:  # only the first <base> counts
                 page.base_url = resolve_link(url, href) or url
-        else:
-            hrefs.append(href)
+        elif tag == "source":
+            parent = element.getparent()
+            if parent is not None and parent.tag == "picture":
+                candidate = largest_srcset_candidate(element.get("srcset") or "")
+                if candidate:
+                    images.append(candidate)
+        elif tag == "video":
+            sources = [s.get("src") for s in element.iter("source") if s.get("src")]
+            content = element.get("src") or (sources[0] if sources else None)
+            title = element.get("title") or element.get("aria-label")
+            videos.append((content, None, element.get("poster"), title))
+        elif tag == "iframe":
+            src = element.get("src") or element.get("data-src")
+            if src:
+                videos.append((None, src, None, element.get("title")))
+        elif tag == "script":
+            if (element.get("type") or "").strip().lower() == "application/ld+json" and element.text:
+                document = parse_json_ld(element.text)
+                if document is not None:
+                    page.json_ld.append(document)
+        elif tag == "title" and page.title is None and element.text:
+            page.title = " ".join(element.text.split()) or None
     base = page.base_url
     origin = _origin(base)
     links = page.links
@@ -99,8 +165,22 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
             links.append(href)
         elif link := resolve_link(base, href):
             links.append(link)
-    page.canonicals = [link for href in canonical_hrefs if (link := resolve_link(base, href))]
+    page.canonicals = _resolved(base, canonical_hrefs)
+    page.alternates = [(lang, link) for lang, href in alternates if (link := resolve_link(base, href))]
+    page.images = _resolved(base, images)
+    page.videos = [
+        HtmlVideo(_resolved_one(base, content), _resolved_one(base, player), _resolved_one(base, poster), title)
+        for content, player, poster, title in videos
+    ]
     return page
+
+
+def _resolved(base: str, hrefs: list[str]) -> list[str]:
+    return [link for href in hrefs if (link := resolve_link(base, href))]
+
+
+def _resolved_one(base: str, href: str | None) -> str | None:
+    return resolve_link(base, href) if href else None
 
 
 def _origin(url: str) -> str:
@@ -151,17 +231,35 @@ _LINK_VALUE = re.compile(rf"""<([^>]*)>((?:\s*;\s*{_TOKEN}\s*(?:=\s*(?:"[^"]*"|[
 _LINK_PARAM = re.compile(rf"""\s*;\s*({_TOKEN})\s*=\s*("([^"]*)"|[^;,\s]*)""")
 
 
-def link_header_targets(header_values: Iterable[str], base_url: str, rel: str) -> list[str]:
-    """Absolute targets of RFC 8288 ``Link`` header values with relation *rel*."""
-    targets: list[str] = []
+def parse_link_header(header_values: Iterable[str], base_url: str) -> list[tuple[str, dict[str, str]]]:
+    """RFC 8288 ``Link`` header values as (absolute target, parameters)."""
+    links: list[tuple[str, dict[str, str]]] = []
     for value in header_values:
         for match in _LINK_VALUE.finditer(value):
+            target = resolve_link(base_url, match.group(1))
+            if not target:
+                continue
+            params: dict[str, str] = {}
             for param in _LINK_PARAM.finditer(match.group(2)):
-                if param.group(1).lower() != "rel":
-                    continue
-                rels = (param.group(3) if param.group(3) is not None else param.group(2)).lower()
-                if rel in rels.split():
-                    target = resolve_link(base_url, match.group(1))
-                    if target:
-                        targets.append(target)
-    return targets
+                raw = param.group(3) if param.group(3) is not None else param.group(2)
+                params.setdefault(param.group(1).lower(), raw)
+            links.append((target, params))
+    return links
+
+
+def link_header_targets(header_values: Iterable[str], base_url: str, rel: str) -> list[str]:
+    """Absolute targets of ``Link`` header values with relation *rel*."""
+    return [
+        target
+        for target, params in parse_link_header(header_values, base_url)
+        if rel in params.get("rel", "").lower().split()
+    ]
+
+
+def link_header_alternates(header_values: Iterable[str], base_url: str) -> list[tuple[str, str]]:
+    """(hreflang, target) of ``Link: <...>; rel="alternate"; hreflang="..."`` values."""
+    return [
+        (params["hreflang"], target)
+        for target, params in parse_link_header(header_values, base_url)
+        if "alternate" in params.get("rel", "").lower().split() and "hreflang" in params
+    ]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crawler.news import NewsArticle
+from crawler.videos import Video
+
 __all__ = ["PageFacts"]
 
 
@@ -30,3 +33,10 @@ class PageFacts:
     detail: str = ""
     last_modified: str | None = None
     lang: str | None = None
+    # Sitemap extensions: candidates found on the page, judged by the media pipeline.
+    images: list[str] = field(default_factory=list)
+    videos: list[Video] = field(default_factory=list)
+    alternates: list[tuple[str, str]] = field(default_factory=list)  # (hreflang, URL)
+    news: NewsArticle | None = None
+    #: Things worth knowing about a listed URL (a video left out, ...).
+    notes: list[str] = field(default_factory=list)

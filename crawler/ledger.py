@@ -17,6 +17,7 @@ from scrapy import signals
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason, stats_key
 from crawler.scope import Scope
+from crawler.signals import url_warning
 from crawler.urls import site_root
 from settings.config import SitemapConfig
 
@@ -31,6 +32,7 @@ __all__ = ["Ledger", "LedgerLine"]
 
 LISTED = "listed"
 EXCLUDED = "excluded"
+WARNING = "warning"
 #: Reason recorded when a pipeline dropped an item with a plain DropItem.
 UNEXPECTED = "error"
 
@@ -55,7 +57,9 @@ class Ledger:
         crawler.signals.connect(ledger.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ledger.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(ledger.item_dropped, signal=signals.item_dropped)
-        crawler.signals.connect(ledger.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(ledger.url_warning, signal=url_warning)
+        # Closed after every spider_closed handler: the export still reports warnings then.
+        crawler.signals.connect(ledger.engine_stopped, signal=signals.engine_stopped)
         return ledger
 
     def spider_opened(self, spider: Spider) -> None:
@@ -97,13 +101,30 @@ class Ledger:
             line["redirect_chain"] = item.redirect_chain
         if item.canonical:
             line["canonical"] = item.canonical
+        if reason is None:
+            line["images"] = len(item.images)
+            line["videos"] = len(item.videos)
+            line["alternates"] = len(item.alternates)
+            if item.news:
+                line["news"] = item.news.publication_date
+        if item.notes:
+            line["notes"] = item.notes
+        self._write(line)
+
+    def url_warning(self, url: str, code: str, detail: str) -> None:
+        """A whole-site finding about a listed URL, on a line of its own."""
+        self.crawler.stats.inc_value(stats_key("warnings", code))
+        self._write({"url": url, "outcome": WARNING, "reason": code, "detail": detail})
+
+    def _write(self, line: LedgerLine) -> None:
         if self.file is not None:
             self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
 
-    def spider_closed(self, spider: Spider, reason: str) -> None:
+    def engine_stopped(self) -> None:
         if self.file is None:
             return
         self.file.close()
+        self.file = None
         os.replace(self.tmp_path, self.path)
         if self.sister_origins:
             origin, count = self.sister_origins.most_common(1)[0]

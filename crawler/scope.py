@@ -53,7 +53,7 @@ class Scope:
 class UrlPatterns:
     """User include/exclude patterns: regular expressions searched in the URL."""
 
-    def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = ()):
+    def __init__(self, include: Iterable[str | re.Pattern[str]] = (), exclude: Iterable[str | re.Pattern[str]] = ()):
         self.include = [re.compile(p) for p in include]
         self.exclude = [re.compile(p) for p in exclude]
 

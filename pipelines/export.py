@@ -1,26 +1,35 @@
 """Hand listed URLs to the Scrapy-free sitemap writer and publish the set.
 
 Listed items are spooled (sorted, de-duplicated, on disk) while the crawl
-runs; when it finishes normally the shards and the index are written into a
-staging folder and published atomically. An interrupted or empty crawl
-publishes nothing, so the previous set stays in place.
+runs; when it finishes normally the shards, the news shards and the index
+are written into a staging folder and published atomically. Whole-site
+rules are applied here, where the whole site is known: hreflang clusters
+(listed and reciprocal versions only), the image popularity filter and the
+two-day news window. An interrupted or empty crawl publishes nothing, so the
+previous set stays in place.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from scrapy import signals
 
+from crawler.hreflang import resolve_cluster
 from crawler.items import PageFacts
+from crawler.news import is_recent
 from crawler.reasons import stats_key
+from crawler.scope import Scope
+from crawler.signals import url_warning
+from crawler.sitemaps.entries import NewsEntry, UrlEntry
 from crawler.sitemaps.publish import PublishResult, SitemapPublisher
 from crawler.sitemaps.spool import UrlSpool
-from crawler.sitemaps.writer import ShardedUrlsetWriter, UrlEntry
+from crawler.sitemaps.writer import ShardedUrlsetWriter, ShardFile
 from crawler.sitemaps.xml import w3c_datetime
 from settings.config import SitemapConfig
 
@@ -31,25 +40,71 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["SitemapExportPipeline", "write_sitemaps"]
+__all__ = ["MAX_NEWS_PER_FILE", "SitemapExportPipeline", "site_entries", "write_sitemaps"]
 
 logger = logging.getLogger(__name__)
 
+#: Google News: at most 1,000 news:news per sitemap.
+MAX_NEWS_PER_FILE = 1000
+Warn = Callable[[str, str, str], None]
 
-def write_sitemaps(
-    entries: Iterable[UrlEntry], publisher: SitemapPublisher, staging: Path, config: SitemapConfig, now: str
-) -> PublishResult:
-    """Write *entries* (already sorted) as shards into *staging* and publish."""
+
+def write_shards(
+    entries: Iterable[UrlEntry], staging: Path, config: SitemapConfig, basename: str, max_urls: int
+) -> list[ShardFile]:
     with ShardedUrlsetWriter(
         staging,
-        basename=config.basename,
-        max_urls=config.max_urls_per_file,
+        basename=basename,
+        max_urls=max_urls,
         max_bytes=config.max_bytes_per_file,
         gzip_level=config.gzip_level if config.gzip else None,
     ) as writer:
         writer.extend(entries)
-        shards = writer.close()
+        return writer.close()
+
+
+def write_sitemaps(
+    entries: Iterable[UrlEntry],
+    publisher: SitemapPublisher,
+    staging: Path,
+    config: SitemapConfig,
+    now: str,
+    *,
+    news: Iterable[UrlEntry] = (),
+) -> PublishResult:
+    """Write *entries* (already sorted) and *news* entries as shards into
+    *staging*, then publish them with one index."""
+    shards = write_shards(entries, staging, config, config.basename, config.max_urls_per_file)
+    news_limit = min(MAX_NEWS_PER_FILE, config.max_urls_per_file)
+    shards += write_shards(news, staging, config, f"{config.basename}-news", news_limit)
     return publisher.publish(staging, shards, now)
+
+
+def site_entries(spool: UrlSpool, config: SitemapConfig, warn: Warn) -> Iterator[UrlEntry]:
+    """Spooled entries with the whole-site rules applied, in loc order."""
+    scope = Scope(config.start_url)
+    popular = spool.popular_images(config.image_max_pages) if config.image_max_pages else set()
+    for spooled in spool:
+        entry = spooled.entry
+        if entry.alternates:
+            cluster = resolve_cluster(
+                entry.loc, list(entry.alternates), scope.contains, spool.listed, spool.declared_by
+            )
+            for code, detail in cluster.warnings:
+                warn(entry.loc, code, detail)
+            entry = replace(entry, alternates=tuple(cluster.links))
+        if popular and entry.images:
+            entry = replace(entry, images=tuple(i for i in entry.images if i not in popular))
+        yield entry
+
+
+def news_entries(spool: UrlSpool, config: SitemapConfig, now: datetime) -> Iterator[UrlEntry]:
+    """Articles published in the last two days, for the news sitemap."""
+    for spooled in spool:
+        news = spooled.news
+        if news and news.get("language") and is_recent(news["publication_date"], now):
+            entry = NewsEntry(config.news_name, news["language"], news["publication_date"], news["title"])
+            yield UrlEntry(spooled.entry.loc, news=entry)
 
 
 class SitemapExportPipeline:
@@ -69,12 +124,16 @@ class SitemapExportPipeline:
 
     def open_spider(self) -> None:
         self.staging = self.publisher.stage()
-        self.spool = UrlSpool(self.staging / "spool.sqlite3")
+        self.spool = UrlSpool(self.staging / "spool.sqlite3", count_images=self.config.image_max_pages > 0)
 
     def process_item(self, item: PageFacts) -> PageFacts:
         assert self.spool is not None
-        self.spool.add(UrlEntry(item.url, item.last_modified))
+        entry = UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
+        self.spool.add(entry, item.news.to_dict() if item.news else None)
         return item
+
+    def warn(self, url: str, code: str, detail: str) -> None:
+        self.crawler.signals.send_catch_log(signal=url_warning, url=url, code=code, detail=detail)
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         assert self.spool is not None and self.staging is not None
@@ -88,8 +147,12 @@ class SitemapExportPipeline:
                 stats.set_value(stats_key("failure"), "no listable pages")
                 return
             self._warn_outside_base()
-            now = w3c_datetime(datetime.now(UTC))
-            self.result = write_sitemaps(self.spool, self.publisher, self.staging, self.config, now)
+            moment = datetime.now(UTC)
+            news = news_entries(self.spool, self.config, moment) if self.config.news_name else ()
+            entries = site_entries(self.spool, self.config, self.warn)
+            self.result = write_sitemaps(
+                entries, self.publisher, self.staging, self.config, w3c_datetime(moment), news=news
+            )
         except (OSError, ValueError) as error:
             logger.error("Sitemaps not published: %s", error)
             stats.set_value(stats_key("failure"), f"export failed: {error}")
@@ -100,6 +163,8 @@ class SitemapExportPipeline:
                 stats.set_value(stats_key("index_path"), str(self.result.index_path))
                 stats.set_value(stats_key("shards"), len(self.result.shards))
                 stats.set_value(stats_key("shards_written"), len(self.result.written))
+                news_files = [s for s in self.result.shards if s.name.startswith(f"{self.config.basename}-news-")]
+                stats.set_value(stats_key("news_urls"), sum(s.url_count for s in news_files))
         finally:
             self.spool.close()
             self.publisher.abort(self.staging)

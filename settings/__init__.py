@@ -63,6 +63,7 @@ ITEM_PIPELINES = {
     "pipelines.indexability.ContentTypePipeline": 300,
     "pipelines.indexability.NoindexPipeline": 400,
     "pipelines.indexability.CanonicalPipeline": 500,
+    "pipelines.media.MediaPipeline": 600,
     "pipelines.export.SitemapExportPipeline": 900,
 }
 EXTENSIONS = {
@@ -98,3 +99,12 @@ SITEMAP_ALLOWED_CONTENT_TYPES = ["text/html", "application/xhtml+xml"]
 SITEMAP_ROBOTS_TOKEN = "googlebot"
 SITEMAP_FOLLOW_NOFOLLOW = False
 SITEMAP_PROGRESS = False
+# Sitemap extensions (SPEC S5).
+SITEMAP_IMAGES = True
+SITEMAP_VIDEOS = True
+SITEMAP_HREFLANG = True
+SITEMAP_MAX_IMAGES_PER_URL = 1000
+SITEMAP_IMAGE_MAX_PAGES = 0  # drop images found on more pages than this (logos); 0 = keep all
+SITEMAP_NEWS_NAME = ""  # the Google News publication name; news sitemaps are off without it
+SITEMAP_NEWS_LANGUAGE = None  # default: each page's <html lang>, reduced to an ISO 639 code
+SITEMAP_NEWS_PATTERNS: list[str] = []  # only URLs matching one of these can be news articles

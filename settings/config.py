@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
+from crawler.languages import news_language
 from crawler.scope import UrlPatterns
 from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS
 from crawler.urls import QueryParamFilter, normalize_url, site_root
@@ -56,6 +57,20 @@ class SitemapConfig:
     robots_token: str
     follow_nofollow: bool
     progress: bool
+    images: bool
+    videos: bool
+    hreflang: bool
+    max_images_per_url: int
+    image_max_pages: int
+    news_name: str
+    news_language: str | None
+    news_patterns: tuple[re.Pattern[str], ...]
+
+    def news_candidate(self, url: str) -> bool:
+        """Whether *url* may be a news article (news on, URL patterns match)."""
+        if not self.news_name:
+            return False
+        return not self.news_patterns or any(p.search(url) for p in self.news_patterns)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitemapConfig:
@@ -88,10 +103,7 @@ class SitemapConfig:
         basename = str(settings.get("SITEMAP_BASENAME") or "sitemap")
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", basename):
             raise ValueError(f"SITEMAP_BASENAME {basename!r} must be a plain file name stem")
-        try:
-            patterns = UrlPatterns(_strings(settings, "SITEMAP_INCLUDE"), _strings(settings, "SITEMAP_EXCLUDE"))
-        except re.error as error:
-            raise ValueError(f"SITEMAP_INCLUDE/SITEMAP_EXCLUDE: bad regular expression: {error}") from None
+        patterns = UrlPatterns(_patterns(settings, "SITEMAP_INCLUDE"), _patterns(settings, "SITEMAP_EXCLUDE"))
         return cls(
             start_url=start_url,
             output_dir=output_dir,
@@ -113,6 +125,14 @@ class SitemapConfig:
             robots_token=str(settings.get("SITEMAP_ROBOTS_TOKEN") or "googlebot").lower(),
             follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
             progress=settings.getbool("SITEMAP_PROGRESS"),
+            images=settings.getbool("SITEMAP_IMAGES"),
+            videos=settings.getbool("SITEMAP_VIDEOS"),
+            hreflang=settings.getbool("SITEMAP_HREFLANG"),
+            max_images_per_url=_int(settings, "SITEMAP_MAX_IMAGES_PER_URL", 0, 1000),
+            image_max_pages=_int(settings, "SITEMAP_IMAGE_MAX_PAGES", 0),
+            news_name=str(settings.get("SITEMAP_NEWS_NAME") or "").strip(),
+            news_language=_news_language(settings.get("SITEMAP_NEWS_LANGUAGE")),
+            news_patterns=_patterns(settings, "SITEMAP_NEWS_PATTERNS"),
         )
 
 
@@ -136,6 +156,22 @@ def _absolute_url(key: str, value: str, strip: QueryParamFilter) -> str:
     if not urlsplit(url).hostname:
         raise ValueError(f"{key}: {value!r} has no host")
     return url
+
+
+def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
+    try:
+        return tuple(re.compile(p) for p in _strings(settings, key))
+    except re.error as error:
+        raise ValueError(f"{key}: bad regular expression: {error}") from None
+
+
+def _news_language(value: object) -> str | None:
+    if not value:
+        return None
+    code = news_language(str(value))
+    if code is None:
+        raise ValueError(f"SITEMAP_NEWS_LANGUAGE: {value!r} is not an ISO 639 language code")
+    return code
 
 
 def _strings(settings: BaseSettings, key: str) -> list[str]:

@@ -26,7 +26,7 @@ def test_canonical_and_meta_and_lang() -> None:
         "http://e.com/p",
     )
     assert page.canonicals == ["http://e.com/c"]
-    assert page.meta_robots == {"robots": ["noindex"], "googlebot": ["nofollow"]}
+    assert page.meta == {"robots": ["noindex"], "googlebot": ["nofollow"]}
     assert page.lang == "de-AT"
 
 

@@ -128,7 +128,7 @@ def test_spool_sorts_and_deduplicates(tmp_path: Path) -> None:
     for loc in ("https://e.com/b", "https://e.com/a", "https://e.com/b", "https://e.com/c"):
         spool.add(UrlEntry(loc))
     assert len(spool) == 3
-    assert [e.loc for e in spool] == ["https://e.com/a", "https://e.com/b", "https://e.com/c"]
+    assert [s.entry.loc for s in spool] == ["https://e.com/a", "https://e.com/b", "https://e.com/c"]
     spool.close()
     assert not (tmp_path / "spool.db").exists()
 

@@ -1,53 +1,116 @@
 """A disk-backed, de-duplicating, sorted buffer of listed URLs.
 
 Crawl order depends on timing; sitemap order must not. Listed URLs go into a
-temporary SQLite table keyed by loc (so a loc can never appear twice) and
-come back out sorted by loc, streamed, whatever the size of the site.
+temporary SQLite database keyed by loc (so a loc can never appear twice) and
+come back out sorted by loc, streamed, whatever the size of the site. It
+also answers the questions only the whole site can answer: is this URL
+listed, which alternates does that page declare, which images are on many
+pages.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from crawler.sitemaps.writer import UrlEntry
+from crawler.sitemaps.entries import UrlEntry
+from crawler.videos import Video
 
-__all__ = ["UrlSpool"]
+__all__ = ["SpooledUrl", "UrlSpool"]
 
 _BATCH = 2000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entry (loc TEXT PRIMARY KEY, lastmod TEXT, data TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS alternate (url TEXT, hreflang TEXT, href TEXT, PRIMARY KEY (url, hreflang)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS image (image TEXT, url TEXT, PRIMARY KEY (image, url)) WITHOUT ROWID;
+"""
+
+
+class SpooledUrl:
+    """A listed URL as stored: the entry (alternates as declared) and its news facts."""
+
+    __slots__ = ("entry", "news")
+
+    def __init__(self, entry: UrlEntry, news: dict[str, Any] | None):
+        self.entry = entry
+        self.news = news
 
 
 class UrlSpool:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, count_images: bool = False):
         self.path = path
+        self.count_images = count_images
         self._db = sqlite3.connect(path, isolation_level=None)
         # A scratch file: durability is the publisher's job, not this one's.
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute("CREATE TABLE IF NOT EXISTS entry (loc TEXT PRIMARY KEY, lastmod TEXT) WITHOUT ROWID")
-        self._pending: list[tuple[str, str | None]] = []
+        self._db.executescript(_SCHEMA)
+        self._entries: list[tuple[str, str | None, str | None]] = []
+        self._alternates: list[tuple[str, str, str]] = []
+        self._images: list[tuple[str, str]] = []
 
-    def add(self, entry: UrlEntry) -> None:
-        self._pending.append((entry.loc, entry.lastmod))
-        if len(self._pending) >= _BATCH:
+    def add(self, entry: UrlEntry, news: dict[str, Any] | None = None) -> None:
+        data = None
+        if entry.images or entry.videos or entry.alternates or news:
+            extra = {
+                "alternates": entry.alternates,
+                "images": entry.images,
+                "videos": [v.to_dict() for v in entry.videos],
+                "news": news,
+            }
+            data = json.dumps(extra, separators=(",", ":"))
+        self._entries.append((entry.loc, entry.lastmod, data))
+        self._alternates.extend((entry.loc, tag, href) for tag, href in entry.alternates)
+        if self.count_images:
+            self._images.extend((image, entry.loc) for image in entry.images)
+        if len(self._entries) >= _BATCH:
             self._flush()
 
     def _flush(self) -> None:
-        if self._pending:
-            with self._db:
-                self._db.execute("BEGIN")
-                self._db.executemany("INSERT OR IGNORE INTO entry VALUES (?, ?)", self._pending)
-            self._pending.clear()
+        if not (self._entries or self._alternates or self._images):
+            return
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR IGNORE INTO entry VALUES (?, ?, ?)", self._entries)
+            self._db.executemany("INSERT OR IGNORE INTO alternate VALUES (?, ?, ?)", self._alternates)
+            self._db.executemany("INSERT OR IGNORE INTO image VALUES (?, ?)", self._images)
+        self._entries.clear()
+        self._alternates.clear()
+        self._images.clear()
 
     def __len__(self) -> int:
         self._flush()
         return int(self._db.execute("SELECT count(*) FROM entry").fetchone()[0])
 
-    def __iter__(self) -> Iterator[UrlEntry]:
+    def __iter__(self) -> Iterator[SpooledUrl]:
+        """Every listed URL in loc order, alternates as the page declared them."""
         self._flush()
-        for loc, lastmod in self._db.execute("SELECT loc, lastmod FROM entry ORDER BY loc"):
-            yield UrlEntry(loc, lastmod)
+        for loc, lastmod, data in self._db.execute("SELECT loc, lastmod, data FROM entry ORDER BY loc"):
+            if data is None:
+                yield SpooledUrl(UrlEntry(loc, lastmod), None)
+                continue
+            extra = json.loads(data)
+            alternates = tuple((str(tag), str(href)) for tag, href in extra["alternates"])
+            videos = tuple(Video.from_dict(v) for v in extra["videos"])
+            entry = UrlEntry(loc, lastmod, alternates, tuple(extra["images"]), videos)
+            yield SpooledUrl(entry, extra["news"])
+
+    def listed(self, loc: str) -> bool:
+        return self._db.execute("SELECT 1 FROM entry WHERE loc = ?", (loc,)).fetchone() is not None
+
+    def declared_by(self, loc: str) -> dict[str, str]:
+        """The URLs that page *loc* declares as alternates, with their hreflang."""
+        rows = self._db.execute("SELECT href, hreflang FROM alternate WHERE url = ?", (loc,))
+        return {str(href): str(tag) for href, tag in rows}
+
+    def popular_images(self, more_than: int) -> set[str]:
+        """Images found on more than *more_than* listed pages (logos, icons)."""
+        self._flush()
+        rows = self._db.execute("SELECT image FROM image GROUP BY image HAVING count(*) > ?", (more_than,))
+        return {str(row[0]) for row in rows}
 
     def close(self) -> None:
         self._db.close()

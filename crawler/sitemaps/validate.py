@@ -1,29 +1,44 @@
-"""Structural validation of sitemap files against the sitemaps.org 0.9 rules.
+"""Validation of sitemap files against the sitemaps.org 0.9 protocol and the
+image, video, news and xhtml extensions.
 
-Rules are expressed in code (no schema download, no network): namespace,
-root and child elements, element order, required ``loc``, absolute locs on
-the expected origin, W3C datetimes, ``changefreq``/``priority`` values, the
-50,000-entry and 50 MiB limits, no nested index, no duplicate locs. Parsing is
-hardened: no DTDs, no entity expansion, decompression capped.
+Rules are expressed in code (no schema download, no network for the rules):
+namespace, root and child elements, element order, required ``loc``,
+absolute locs on the expected origin, W3C datetimes, ``changefreq`` and
+``priority`` values, the 50,000-entry and 50 MiB limits, no nested index, no
+duplicate locs, UTF-8 only. Parsing is hardened: no DTDs, no entity
+expansion, decompression and downloads capped.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import re
+import urllib.error
+import urllib.request
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from lxml import etree
 
-from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS, SITEMAP_NS
+from crawler.sitemaps.rules import MAX_IMAGES_PER_URL, ExtensionCounts, check_extension
+from crawler.sitemaps.xml import IMAGE_NS, MAX_BYTES, MAX_URLS, SITEMAP_NS
 
-__all__ = ["Problem", "SitemapReport", "is_w3c_datetime", "validate_bytes", "validate_set"]
+__all__ = [
+    "Problem",
+    "SitemapReport",
+    "is_w3c_datetime",
+    "read_sitemap",
+    "validate_bytes",
+    "validate_set",
+    "validate_target",
+]
 
 _NS = "{" + SITEMAP_NS + "}"
+_IMAGE = "{" + IMAGE_NS + "}image"
 _URL_CHILDREN = ("loc", "lastmod", "changefreq", "priority")
 _INDEX_CHILDREN = ("loc", "lastmod")
 _CHANGEFREQ = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
@@ -31,6 +46,7 @@ _W3C_DATETIME = re.compile(
     r"\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])"
     r"(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d))?)?)?"
 )
+_DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 MAX_LOC_LENGTH = 2048
 #: Receives (line, rule, message) for each problem found.
 _Sink = Callable[[int | None, str, str], None]
@@ -57,19 +73,46 @@ class SitemapReport:
     """What one file turned out to be, and what is wrong with it."""
 
     kind: str | None  # "urlset", "sitemapindex" or None when unreadable
-    locs: list[str]
-    problems: list[Problem]
+    locs: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
-def _read_capped(path: Path) -> bytes:
-    """File content, gunzipped if it is gzip, never more than MAX_BYTES + 1 bytes."""
-    with open(path, "rb") as file:
-        head = file.read(2)
-        file.seek(0)
-        if head != b"\x1f\x8b":
-            return file.read(MAX_BYTES + 1)
-        with gzip.GzipFile(fileobj=file) as unzipped:
-            return unzipped.read(MAX_BYTES + 1)
+class SitemapReadError(Exception):
+    """A sitemap could not be read at all (missing, not gzip, too big, ...)."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+
+
+def read_sitemap(location: str | Path, timeout: float = 30.0) -> bytes:
+    """The uncompressed bytes of a local file or an http(s) URL.
+
+    Never reads more than the protocol's 50 MiB (plus one byte, so that an
+    oversized file is seen as such) after decompression; gzip is recognised
+    by its magic number, and a ``.gz`` name that is not gzip is an error.
+    """
+    name = str(location)
+    try:
+        if name.startswith(("http://", "https://")):
+            request = urllib.request.Request(name, headers={"Accept-Encoding": "identity"})  # noqa: S310 - http(s) only
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+                raw: bytes = response.read(MAX_BYTES + 1)
+        else:
+            with open(name, "rb") as file:
+                raw = file.read(MAX_BYTES + 1)
+    except (OSError, urllib.error.URLError, ValueError) as error:
+        raise SitemapReadError("read", f"cannot read: {error}") from None
+    if raw[:2] != b"\x1f\x8b":
+        if urlsplit(name).path.endswith(".gz"):
+            raise SitemapReadError("gzip", "named .gz but not gzip-compressed")
+        return raw
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+            data: bytes = unzipped.read(MAX_BYTES + 1)
+            return data
+    except (OSError, EOFError, zlib.error) as error:
+        raise SitemapReadError("gzip", f"broken gzip data: {error}") from None
 
 
 def validate_bytes(data: bytes, name: str, origin: str | None = None) -> SitemapReport:
@@ -78,49 +121,55 @@ def validate_bytes(data: bytes, name: str, origin: str | None = None) -> Sitemap
     *origin* (``scheme://host[:port]``), when given, is the only origin locs
     may use (the sitemap's own, by the sitemaps.org same-host rule).
     """
-    problems: list[Problem] = []
-    locs: list[str] = []
+    report = SitemapReport(None)
 
     def problem(line: int | None, rule: str, message: str) -> None:
-        problems.append(Problem(name, line or 0, rule, message))
+        report.problems.append(Problem(name, line or 0, rule, message))
 
     if len(data) > MAX_BYTES:
         problem(0, "size", f"larger than {MAX_BYTES} bytes uncompressed")
-        return SitemapReport(None, locs, problems)
+        return report
     if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
         problem(1, "doctype", "DTDs and entity declarations are not allowed in sitemaps")
-        return SitemapReport(None, locs, problems)
-    kind: str | None = None
+        return report
+    declared = _DECLARED_ENCODING.match(data[:200])
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (declared and declared.group(1).lower() not in (b"utf-8", b"utf8")):
+        problem(1, "encoding", "sitemaps must be UTF-8")
+        return report
+    counts = ExtensionCounts()
     entries = 0
+    depth = 0
     try:
         for event, element in _events(data):
-            if kind is None:
-                kind = _check_root(element, problem)
-                if kind is None:
-                    return SitemapReport(None, locs, problems)
+            if event == "start":
+                depth += 1
+                if depth == 1:
+                    report.kind = _check_root(element, problem)
+                    if report.kind is None:
+                        return report
                 continue
-            if event != "end" or element.getparent() is None:
-                continue
-            if element.getparent().getparent() is not None:
+            depth -= 1
+            if depth != 1:
                 continue  # grandchildren are checked with their entry
             entries += 1
-            loc = _check_entry(element, kind, origin, problem)
+            assert report.kind is not None
+            loc = _check_entry(element, report.kind, origin, counts, problem)
             if loc is not None:
-                locs.append(loc)
+                report.locs.append(loc)
             element.clear(keep_tail=True)
     except etree.XMLSyntaxError as error:
         problem(error.lineno, "xml", f"not well-formed XML: {error.msg}")
-        return SitemapReport(kind, locs, problems)
-    if kind is None:
+        return report
+    if report.kind is None:
         problem(1, "xml", "empty document")
     if entries > MAX_URLS:
         problem(0, "count", f"{entries} entries, more than {MAX_URLS}")
     seen: set[str] = set()
-    for loc in locs:
+    for loc in report.locs:
         if loc in seen:
             problem(0, "duplicate", f"loc listed more than once: {loc}")
         seen.add(loc)
-    return SitemapReport(kind, locs, problems)
+    return report
 
 
 def _events(data: bytes) -> Iterator[tuple[str, etree._Element]]:
@@ -147,7 +196,9 @@ def _check_root(root: etree._Element, problem: _Sink) -> str | None:
     return str(tag.localname)
 
 
-def _check_entry(element: etree._Element, kind: str, origin: str | None, problem: _Sink) -> str | None:
+def _check_entry(
+    element: etree._Element, kind: str, origin: str | None, counts: ExtensionCounts, problem: _Sink
+) -> str | None:
     expected = "url" if kind == "urlset" else "sitemap"
     line = element.sourceline
     if not isinstance(element.tag, str):
@@ -158,30 +209,37 @@ def _check_entry(element: etree._Element, kind: str, origin: str | None, problem
     order = _URL_CHILDREN if kind == "urlset" else _INDEX_CHILDREN
     position = -1
     loc: str | None = None
+    images = 0
     for child in element:
         if not isinstance(child.tag, str):
             continue
-        qname = etree.QName(child)
-        if qname.namespace != SITEMAP_NS:
+        if not child.tag.startswith(_NS):
             if kind == "sitemapindex":
-                problem(child.sourceline, "element", f"extension element {qname.localname} not allowed in an index")
-            continue  # extensions (image, video, ...) are checked elsewhere
-        if qname.localname not in order:
-            problem(child.sourceline, "element", f"<{qname.localname}> not allowed in <{expected}>")
+                problem(child.sourceline, "element", f"extension element {child.tag} not allowed in an index")
+                continue
+            if child.tag == _IMAGE:
+                images += 1
+                if images == MAX_IMAGES_PER_URL + 1:
+                    problem(child.sourceline, "image-count", f"more than {MAX_IMAGES_PER_URL} images in one <url>")
+            check_extension(child, line, is_w3c_datetime, counts, problem)
             continue
-        index = order.index(qname.localname)
+        name = child.tag[len(_NS) :]
+        if name not in order:
+            problem(child.sourceline, "element", f"<{name}> not allowed in <{expected}>")
+            continue
+        index = order.index(name)
         if index <= position:
-            problem(child.sourceline, "order", f"<{qname.localname}> out of order or repeated in <{expected}>")
+            problem(child.sourceline, "order", f"<{name}> out of order or repeated in <{expected}>")
         position = max(position, index)
         text = (child.text or "").strip()
-        if qname.localname == "loc":
+        if name == "loc":
             loc = text
             _check_loc(text, child.sourceline, origin, problem)
-        elif qname.localname == "lastmod" and not is_w3c_datetime(text):
+        elif name == "lastmod" and not is_w3c_datetime(text):
             problem(child.sourceline, "lastmod", f"not a W3C datetime: {text!r}")
-        elif qname.localname == "changefreq" and text not in _CHANGEFREQ:
+        elif name == "changefreq" and text not in _CHANGEFREQ:
             problem(child.sourceline, "changefreq", f"invalid value {text!r}")
-        elif qname.localname == "priority" and not _is_priority(text):
+        elif name == "priority" and not _is_priority(text):
             problem(child.sourceline, "priority", f"must be 0.0 to 1.0, not {text!r}")
     if loc is None:
         problem(line, "loc", f"<{expected}> without <loc>")
@@ -208,35 +266,83 @@ def _is_priority(text: str) -> bool:
         return False
 
 
-def validate_set(index_path: Path, origin: str | None = None) -> list[Problem]:
-    """Validate an index and every sitemap it lists, resolved as local files
-    beside it; checks no nested index and no loc repeated across the set."""
-    problems: list[Problem] = []
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _load(location: str | Path, origin: str | None) -> SitemapReport:
     try:
-        data = _read_capped(index_path)
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-        return [Problem(str(index_path), 0, "read", str(error))]
-    index = validate_bytes(data, str(index_path), origin)
-    problems.extend(index.problems)
-    if index.kind != "sitemapindex":
+        data = read_sitemap(location)
+    except SitemapReadError as error:
+        return SitemapReport(None, [], [Problem(str(location), 0, error.rule, str(error))])
+    return validate_bytes(data, str(location), origin)
+
+
+def validate_set(index: str | Path, origin: str | None = None, seen: dict[str, str] | None = None) -> list[Problem]:
+    """Validate a sitemap or an index and every sitemap it lists.
+
+    A local index's entries are resolved as files beside it (by file name),
+    a remote index's by fetching them. Locs must share *origin* (default: the
+    origin of the index's own URL, or of its first entry). No nested index,
+    no loc repeated across the set.
+    """
+    remote = str(index).startswith(("http://", "https://"))
+    if origin is None and remote:
+        origin = _origin(str(index))
+    report = _load(index, origin)
+    if origin is None and report.locs:
+        origin = _origin(report.locs[0])
+        report = _load(index, origin)
+    problems = list(report.problems)
+    seen = {} if seen is None else seen
+    if report.kind == "urlset":
+        _check_duplicates(report, str(index), seen, problems)
+    if report.kind != "sitemapindex":
         return problems
-    seen: dict[str, str] = {}
-    for loc in index.locs:
-        child = index_path.parent / Path(urlsplit(loc).path).name
-        if not child.is_file():
-            problems.append(Problem(str(index_path), 0, "missing", f"{loc} has no file {child.name} beside the index"))
+    for loc in report.locs:
+        child: str | Path = loc if remote else Path(index).parent / Path(urlsplit(loc).path).name
+        if not remote and not Path(child).is_file():
+            problems.append(Problem(str(index), 0, "missing", f"{loc} has no file {Path(child).name} beside the index"))
             continue
-        try:
-            report = validate_bytes(_read_capped(child), str(child), origin)
-        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-            problems.append(Problem(str(child), 0, "read", str(error)))
-            continue
-        problems.extend(report.problems)
-        if report.kind == "sitemapindex":
+        child_report = _load(child, origin)
+        problems.extend(child_report.problems)
+        if child_report.kind == "sitemapindex":
             problems.append(Problem(str(child), 1, "nested-index", "an index may not list another index"))
-        for url in report.locs:
-            if url in seen:
-                problems.append(Problem(str(child), 0, "duplicate", f"{url} also in {seen[url]}"))
-            else:
-                seen[url] = child.name
+        _check_duplicates(child_report, str(child), seen, problems)
     return problems
+
+
+def _check_duplicates(report: SitemapReport, name: str, seen: dict[str, str], problems: list[Problem]) -> None:
+    for url in dict.fromkeys(report.locs):
+        if url in seen and seen[url] != name:
+            problems.append(Problem(name, 0, "duplicate", f"{url} also in {seen[url]}"))
+        else:
+            seen[url] = name
+
+
+def validate_target(target: str, origin: str | None = None) -> tuple[int, list[Problem]]:
+    """Validate a file, a folder or a URL; return (files checked, problems).
+
+    In a folder every ``*.xml``/``*.xml.gz`` file is checked: each index with
+    the sitemaps it lists, then the sitemaps no index lists.
+    """
+    if target.startswith(("http://", "https://")) or not Path(target).is_dir():
+        return 1, validate_set(target, origin)
+    folder = Path(target)
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith((".xml", ".xml.gz")))
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    covered: set[str] = set()
+    standalone: list[Path] = []
+    for path in files:
+        report = _load(path, origin)
+        if report.kind == "sitemapindex":
+            problems.extend(validate_set(path, origin, seen))
+            covered.update(Path(urlsplit(loc).path).name for loc in report.locs)
+        else:
+            standalone.append(path)
+    for path in standalone:
+        if path.name not in covered:
+            problems.extend(validate_set(path, origin, seen))
+    return len(files), problems

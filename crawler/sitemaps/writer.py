@@ -16,30 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Self
 
+from crawler.sitemaps.entries import URLSET_CLOSE, URLSET_OPEN, UrlEntry
 from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS, SITEMAP_NS, XML_DECLARATION, xml_escape
 
 __all__ = ["ShardFile", "ShardedUrlsetWriter", "UrlEntry", "render_index"]
 
-URLSET_OPEN = XML_DECLARATION + f'<urlset xmlns="{SITEMAP_NS}">\n'.encode()
-URLSET_CLOSE = b"</urlset>\n"
 INDEX_OPEN = XML_DECLARATION + f'<sitemapindex xmlns="{SITEMAP_NS}">\n'.encode()
 INDEX_CLOSE = b"</sitemapindex>\n"
 _FLUSH_AT = 256 * 1024
-
-
-@dataclass(slots=True, frozen=True)
-class UrlEntry:
-    """One ``<url>``: an absolute, normalised loc and an optional W3C lastmod."""
-
-    loc: str
-    lastmod: str | None = None
-
-    def render(self) -> bytes:
-        if self.lastmod:
-            text = f"<url><loc>{xml_escape(self.loc)}</loc><lastmod>{xml_escape(self.lastmod)}</lastmod></url>\n"
-        else:
-            text = f"<url><loc>{xml_escape(self.loc)}</loc></url>\n"
-        return text.encode()
 
 
 @dataclass(slots=True)

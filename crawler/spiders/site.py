@@ -20,8 +20,9 @@ from scrapy.http import Response
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
-from crawler.extract import link_header_targets, parse_html, robots_directives
+from crawler.extract import PageHtml, link_header_alternates, link_header_targets, parse_html, robots_directives
 from crawler.items import PageFacts
+from crawler.media import collect_media
 from crawler.reasons import LimitReached, Reason, RobotsDisallowed, stats_key
 from crawler.robots import robots_user_agent
 from crawler.scope import Scope
@@ -139,10 +140,10 @@ class SiteSpider(Spider):
         encoding = getattr(response, "encoding", None) or "utf-8"
         page = parse_html(response.body, response.url, encoding)
         facts.lang = page.lang
-        facts.robots = robots_directives(
-            page.meta_robots, _headers(response, b"X-Robots-Tag"), self.config.robots_token
-        )
-        canonicals = link_header_targets(_headers(response, b"Link"), response.url, "canonical") + page.canonicals
+        link_headers = _headers(response, b"Link")
+        self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
+        facts.robots = robots_directives(page.meta, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
+        canonicals = link_header_targets(link_headers, response.url, "canonical") + page.canonicals
         normal = {_normalize_or_raw(c, self.config, encoding) for c in canonicals}
         if len(normal) == 1:
             facts.canonical = normal.pop()
@@ -156,6 +157,29 @@ class SiteSpider(Spider):
             return
         for link in page.links:
             yield from self.follow_url(link, depth=depth + 1, referrer=response.url, encoding=encoding)
+
+    def add_media(
+        self, facts: PageFacts, page: PageHtml, encoding: str, header_alternates: list[tuple[str, str]]
+    ) -> None:
+        """Images, videos, hreflang alternates and news facts of an HTML page."""
+        config = self.config
+
+        def normalize(url: str | None) -> str | None:
+            if not url:
+                return None
+            try:
+                return normalize_url(url, encoding, config.strip_params)
+            except ValueError:
+                return None
+
+        page.alternates = header_alternates + page.alternates
+        media = collect_media(page, normalize, news=config.news_candidate(facts.url))
+        facts.images = media.images if config.images else []
+        facts.videos = media.videos if config.videos else []
+        if config.hreflang:
+            facts.alternates = media.alternates
+            facts.notes.extend(media.problems)
+        facts.news = media.news
 
     def headers_received(self, headers: Headers, body_length: int, request: Request, spider: Spider) -> None:
         """Skip the body of a page that is not HTML: status and headers decide.

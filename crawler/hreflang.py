@@ -1,0 +1,75 @@
+"""hreflang clusters for ``xhtml:link`` alternates (pure).
+
+A listed URL carries one link per language version of its cluster, itself
+included. A version on this site counts only if it is listed and links
+back (search engines ignore one-way annotations); versions on other sites
+cannot be checked and are kept as declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from crawler.languages import hreflang_problem
+
+__all__ = ["Cluster", "resolve_cluster", "valid_alternates"]
+
+
+def valid_alternates(pairs: Iterable[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(tag, URL) pairs with valid tags, de-duplicated; and one problem per bad tag."""
+    valid: list[tuple[str, str]] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for tag, url in pairs:
+        tag = tag.strip()
+        problem = hreflang_problem(tag)
+        if problem:
+            problems.append(f"invalid hreflang: {problem}")
+        elif tag.lower() not in seen:
+            seen.add(tag.lower())
+            valid.append((tag, url))
+    return valid, problems
+
+
+@dataclass(slots=True)
+class Cluster:
+    links: list[tuple[str, str]]  # (hreflang, href) to write
+    warnings: list[tuple[str, str]]  # (code, detail)
+
+
+def resolve_cluster(
+    url: str,
+    declared: list[tuple[str, str]],
+    in_scope: Callable[[str], bool],
+    listed: Callable[[str], bool],
+    declared_by: Callable[[str], dict[str, str]],
+) -> Cluster:
+    """The alternates to write for *url*, given what it declares.
+
+    *declared_by(href)* maps the URLs that page *href* declares to their tags.
+    """
+    links: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
+    has_self = False
+    for tag, href in declared:
+        if href == url:
+            has_self = True
+        elif in_scope(href):
+            if not listed(href):
+                warnings.append(("hreflang-not-indexable", f"{tag} -> {href} is not listed (see its report line)"))
+                continue
+            if url not in declared_by(href):
+                warnings.append(("hreflang-not-reciprocal", f"{tag} -> {href} does not link back"))
+                continue
+        links.append((tag, href))
+    if not any(href != url for _, href in links):
+        return Cluster([], warnings)  # no other version: nothing to annotate
+    if not has_self:
+        named = [declared_by(href).get(url) for _, href in links if href != url]
+        self_tag = next((t for t in named if t), None)
+        if self_tag is None:
+            warnings.append(("hreflang-no-self", "the page does not list itself and no version names it"))
+            return Cluster([], warnings)
+        links.insert(0, (self_tag, url))
+    return Cluster(links, warnings)

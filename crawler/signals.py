@@ -1,0 +1,10 @@
+"""Signals of sitemap-crawler, beside Scrapy's own."""
+
+from __future__ import annotations
+
+__all__ = ["url_warning"]
+
+#: Something about a listed URL found only when the whole site is known
+#: (an hreflang annotation that does not hold, ...). Arguments: ``url``,
+#: ``code`` (a stable code such as ``hreflang-not-reciprocal``), ``detail``.
+url_warning = object()

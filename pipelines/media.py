@@ -1,0 +1,62 @@
+"""Decide what a listed page's media may contribute to the sitemap (SPEC S5).
+
+The spider reports every image, video and news candidate it found; this
+pipeline applies the per-URL rules: at most 1,000 images, videos only with
+all required fields (text cut at a word boundary), news articles only with a
+language. What is left out is recorded in the item's notes for the report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawler.items import PageFacts
+from crawler.languages import news_language
+from crawler.reasons import stats_key
+from crawler.videos import check_video
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["MediaPipeline"]
+
+
+class MediaPipeline:
+    def __init__(self, config: SitemapConfig, stats: StatsCollector):
+        self.config = config
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(SitemapConfig.from_crawler(crawler), crawler.stats)
+
+    def process_item(self, item: PageFacts) -> PageFacts:
+        limit = self.config.max_images_per_url
+        if len(item.images) > limit:
+            extra = len(item.images) - limit
+            item.images = item.images[:limit]
+            item.notes.append(f"{extra} image(s) over the limit of {limit} per URL left out")
+            self.stats.inc_value(stats_key("images", "over_limit"), extra)
+        kept = []
+        for video in item.videos:
+            problem = check_video(video, item.url)
+            if problem:
+                item.notes.append(problem)
+                self.stats.inc_value(stats_key("videos", "left_out"))
+            else:
+                kept.append(video)
+        item.videos = kept
+        if item.news:
+            language = self.config.news_language or news_language(item.news.language)
+            if language is None:
+                item.notes.append("news article left out: no language (set <html lang> or --news-language)")
+                item.news = None
+            else:
+                item.news.language = language
+        self.stats.inc_value(stats_key("images", "listed"), len(item.images))
+        self.stats.inc_value(stats_key("videos", "listed"), len(item.videos))
+        return item
