@@ -258,6 +258,22 @@ def summarize(stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> l
         number = stats.get(stats_key("dropped", reason.value))
         if number:
             lines.append(f"  {reason.value:<14} {number}")
+    media = [
+        (stats.get(stats_key("images", "listed"), 0), "images"),
+        (stats.get(stats_key("videos", "listed"), 0), "videos"),
+        (stats.get(stats_key("news_urls"), 0), "news articles in the last two days"),
+    ]
+    if any(count for count, _ in media):
+        lines.append("With " + ", ".join(f"{count} {what}" for count, what in media))
+    left_out = stats.get(stats_key("videos", "left_out"), 0) + stats.get(stats_key("images", "over_limit"), 0)
+    warnings = sorted((k.rsplit("/", 1)[1], v) for k, v in stats.items() if k.startswith(stats_key("warnings", "")))
+    if warnings or left_out:
+        lines.append("Warnings (details in the report):")
+        lines.extend(f"  {code:<24} {count}" for code, count in warnings)
+        if stats.get(stats_key("videos", "left_out")):
+            lines.append(f"  {'video-left-out':<24} {stats[stats_key('videos', 'left_out')]}")
+        if stats.get(stats_key("images", "over_limit")):
+            lines.append(f"  {'images-over-limit':<24} {stats[stats_key('images', 'over_limit')]}")
     sister = stats.get(stats_key("sister_origin"))
     if sister:
         count = stats.get(stats_key("sister_origin_urls"))

@@ -12,6 +12,7 @@ import gzip
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -70,6 +71,14 @@ def _status(status: int):  # type: ignore[no-untyped-def]
     )
 
 
+def _static_with_headers(name: str, headers: dict[str, str]):  # type: ignore[no-untyped-def]
+    def serve(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
+        body = (SITE_ROOT / "media" / name).read_bytes()
+        return 200, {"Content-Type": "text/html; charset=utf-8", **headers}, body
+
+    return serve
+
+
 def _gzip_file(name: str):  # type: ignore[no-untyped-def]
     def serve(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
         data = (SITE_ROOT / "main" / name).read_bytes().replace(b"{port}", str(handler.server.port).encode())
@@ -112,6 +121,12 @@ ROUTES = {
     # A site whose robots.txt fails with a server error; a site whose home page moved away.
     "broken": {"/robots.txt": _status(503)},
     "moved": {"/": _redirect(301, "http://localhost:{port}/")},
+    # hreflang from an HTTP Link header instead of the HTML.
+    "media": {
+        "/fr/": _static_with_headers(
+            "fr/index.html", {"Link": '</en/>; rel="alternate"; hreflang="en", </fr/>; rel="alternate"; hreflang="fr"'}
+        )
+    },
 }
 
 
@@ -201,4 +216,8 @@ class SiteHandler(BaseHTTPRequestHandler):
             # Absolute URLs in the pages need the ports chosen at run time.
             body = body.replace(b"{port}", str(self.server.port).encode())
             body = body.replace(b"{other_port}", str(self.server.other_port).encode())
+            # News dates relative to now: one hour old ("fresh") and three days old.
+            now = datetime.now(UTC).replace(microsecond=0)
+            body = body.replace(b"{fresh}", (now - timedelta(hours=1)).isoformat().encode())
+            body = body.replace(b"{old}", (now - timedelta(days=3)).isoformat().encode())
         return 200, {"Content-Type": content_type}, body

@@ -75,6 +75,12 @@ class SitemapReport:
     kind: str | None  # "urlset", "sitemapindex" or None when unreadable
     locs: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    news: int = 0  # news:news entries
+
+    @property
+    def is_news(self) -> bool:
+        """A Google News sitemap: its URLs may also stand in the regular sitemaps."""
+        return self.news > 0 and self.news == len(self.locs)
 
 
 class SitemapReadError(Exception):
@@ -160,6 +166,7 @@ def validate_bytes(data: bytes, name: str, origin: str | None = None) -> Sitemap
     except etree.XMLSyntaxError as error:
         problem(error.lineno, "xml", f"not well-formed XML: {error.msg}")
         return report
+    report.news = counts.news
     if report.kind is None:
         problem(1, "xml", "empty document")
     if entries > MAX_URLS:
@@ -314,9 +321,11 @@ def validate_set(index: str | Path, origin: str | None = None, seen: dict[str, s
 
 
 def _check_duplicates(report: SitemapReport, name: str, seen: dict[str, str], problems: list[Problem]) -> None:
-    for url in dict.fromkeys(report.locs):
+    # News sitemaps are a separate set: their URLs are listed in the regular ones too.
+    prefix = "news " if report.is_news else ""
+    for url in dict.fromkeys(prefix + loc for loc in report.locs):
         if url in seen and seen[url] != name:
-            problems.append(Problem(name, 0, "duplicate", f"{url} also in {seen[url]}"))
+            problems.append(Problem(name, 0, "duplicate", f"{url.removeprefix(prefix)} also in {seen[url]}"))
         else:
             seen[url] = name
 
