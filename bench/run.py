@@ -102,7 +102,7 @@ def server_capacity(url: str, concurrency: int) -> float | None:
 
 
 def crawl_bench(pages: int, concurrency: int) -> None:
-    root = WORK / f"site-{pages}"
+    root = WORK / f"site-{pages}-media"
     if not (root / "index.html").exists():
         print(f"building a {pages}-page site in {root} ...", flush=True)
         total = build_site(root, pages)
@@ -153,6 +153,25 @@ def crawl_bench(pages: int, concurrency: int) -> None:
         server.wait(timeout=10)
 
 
+def validate_bench(count: int) -> None:
+    """Write *count* URLs as a sitemap set, then time ``validate`` on the folder."""
+    folder = WORK / "validate"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    from crawler.sitemaps.publish import SitemapPublisher
+    from crawler.sitemaps.writer import ShardedUrlsetWriter, UrlEntry
+
+    publisher = SitemapPublisher(folder, "https://www.example.com/")
+    staging = publisher.stage()
+    with ShardedUrlsetWriter(staging, gzip_level=1) as writer:
+        for i in range(count):
+            writer.add(UrlEntry(f"https://www.example.com/products/c-{i % 311}/item-{i}.html", "2026-11-30T10:00:00Z"))
+        shards = writer.close()
+    publisher.publish(staging, shards, "2026-11-30T10:00:00Z")
+    seconds, rss, _ = run_measured([str(BIN / "sitemap-crawler"), "validate", str(folder)])
+    print(f"validate {count:,} URLs in {len(shards)} gzip files: {count / seconds:,.0f} URLs/s, peak RSS {rss:.0f} MB")
+
+
 def writer_bench(count: int) -> None:
     for level in (0, 6):
         for n in (count // 4, count):
@@ -170,13 +189,15 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--urls", type=int, default=1_000_000)
-    parser.add_argument("--only", choices=("crawl", "writer"))
+    parser.add_argument("--only", choices=("crawl", "writer", "validate"))
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    if args.only != "writer":
+    if args.only in (None, "crawl"):
         crawl_bench(args.pages, args.concurrency)
-    if args.only != "crawl":
+    if args.only in (None, "writer"):
         writer_bench(args.urls)
+    if args.only in (None, "validate"):
+        validate_bench(args.urls)
 
 
 if __name__ == "__main__":

@@ -161,7 +161,8 @@ def test_cluster_without_any_self_tag_is_dropped() -> None:
 
 def test_json_ld_walk() -> None:
     document = parse_json_ld(
-        '{"@graph": [{"@type": ["Thing", "VideoObject"], "name": "a"}, {"video": {"@type": "https://schema.org/VideoObject", "name": "b"}}]}'
+        '{"@graph": [{"@type": ["Thing", "VideoObject"], "name": "a"},'
+        ' {"video": {"@type": "https://schema.org/VideoObject", "name": "b"}}]}'
     )
     assert [v["name"] for v in find_typed(document, frozenset({"VideoObject"}))] == ["a", "b"]
     assert parse_json_ld("{broken") is None

@@ -47,6 +47,10 @@ _W3C_DATETIME = re.compile(
     r"(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d))?)?)?"
 )
 _DECLARED_ENCODING = re.compile(rb"""^<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_ABSOLUTE = re.compile(r"https?://[^/?#\s]+", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s")
+_ROOT = re.compile(rb"<(?:[A-Za-z0-9_]+:)?(urlset|sitemapindex)[\s>/]")
+_FIRST_LOC = re.compile(rb"<(?:[A-Za-z0-9_]+:)?loc>\s*([^<\s]+)")
 MAX_LOC_LENGTH = 2048
 #: Receives (line, rule, message) for each problem found.
 _Sink = Callable[[int | None, str, str], None]
@@ -254,15 +258,15 @@ def _check_entry(
 
 
 def _check_loc(loc: str, line: int | None, origin: str | None, problem: _Sink) -> None:
-    parts = urlsplit(loc)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    match = _ABSOLUTE.match(loc)
+    if match is None:
         problem(line, "loc", f"not an absolute http(s) URL: {loc!r}")
         return
     if len(loc) > MAX_LOC_LENGTH:
         problem(line, "loc", f"longer than {MAX_LOC_LENGTH} characters")
-    if any(ch.isspace() for ch in loc) or not loc.isascii():
+    if _WHITESPACE.search(loc) or not loc.isascii():
         problem(line, "loc", f"must be percent-encoded, without spaces: {loc!r}")
-    if origin is not None and f"{parts.scheme}://{parts.netloc}".lower() != origin.lower():
+    if origin is not None and match.group(0).lower() != origin.lower():
         problem(line, "host", f"{loc} is not on {origin}")
 
 
@@ -278,15 +282,21 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _load(location: str | Path, origin: str | None) -> SitemapReport:
+def _load(location: str | Path, origin: str | None) -> tuple[SitemapReport, str | None]:
+    """The report of one file, and the origin its locs were held to (when
+    none is given, the origin of its first loc: all must share it)."""
     try:
         data = read_sitemap(location)
     except SitemapReadError as error:
-        return SitemapReport(None, [], [Problem(str(location), 0, error.rule, str(error))])
-    return validate_bytes(data, str(location), origin)
+        return SitemapReport(None, [], [Problem(str(location), 0, error.rule, str(error))]), origin
+    if origin is None:
+        first = _FIRST_LOC.search(data)
+        if first:
+            origin = _origin(first.group(1).decode("utf-8", "replace"))
+    return validate_bytes(data, str(location), origin), origin
 
 
-def validate_set(index: str | Path, origin: str | None = None, seen: dict[str, str] | None = None) -> list[Problem]:
+def validate_set(index: str | Path, origin: str | None = None, seen: dict[int, str] | None = None) -> list[Problem]:
     """Validate a sitemap or an index and every sitemap it lists.
 
     A local index's entries are resolved as files beside it (by file name),
@@ -297,10 +307,7 @@ def validate_set(index: str | Path, origin: str | None = None, seen: dict[str, s
     remote = str(index).startswith(("http://", "https://"))
     if origin is None and remote:
         origin = _origin(str(index))
-    report = _load(index, origin)
-    if origin is None and report.locs:
-        origin = _origin(report.locs[0])
-        report = _load(index, origin)
+    report, origin = _load(index, origin)
     problems = list(report.problems)
     seen = {} if seen is None else seen
     if report.kind == "urlset":
@@ -312,7 +319,7 @@ def validate_set(index: str | Path, origin: str | None = None, seen: dict[str, s
         if not remote and not Path(child).is_file():
             problems.append(Problem(str(index), 0, "missing", f"{loc} has no file {Path(child).name} beside the index"))
             continue
-        child_report = _load(child, origin)
+        child_report, _ = _load(child, origin)
         problems.extend(child_report.problems)
         if child_report.kind == "sitemapindex":
             problems.append(Problem(str(child), 1, "nested-index", "an index may not list another index"))
@@ -320,14 +327,26 @@ def validate_set(index: str | Path, origin: str | None = None, seen: dict[str, s
     return problems
 
 
-def _check_duplicates(report: SitemapReport, name: str, seen: dict[str, str], problems: list[Problem]) -> None:
+def _check_duplicates(report: SitemapReport, name: str, seen: dict[int, str], problems: list[Problem]) -> None:
+    # Keys are 64-bit hashes, not the URLs: a million-URL set stays small in memory.
     # News sitemaps are a separate set: their URLs are listed in the regular ones too.
     prefix = "news " if report.is_news else ""
-    for url in dict.fromkeys(prefix + loc for loc in report.locs):
-        if url in seen and seen[url] != name:
-            problems.append(Problem(name, 0, "duplicate", f"{url.removeprefix(prefix)} also in {seen[url]}"))
+    for loc in dict.fromkeys(report.locs):
+        key = hash(prefix + loc)
+        if key in seen and seen[key] != name:
+            problems.append(Problem(name, 0, "duplicate", f"{loc} also in {seen[key]}"))
         else:
-            seen[url] = name
+            seen[key] = name
+
+
+def _root_name(path: Path) -> str | None:
+    """``urlset`` or ``sitemapindex`` from the start of a file, without parsing it."""
+    try:
+        head = read_sitemap(path)[:4096]
+    except SitemapReadError:
+        return None
+    match = _ROOT.search(head)
+    return match.group(1).decode() if match else None
 
 
 def validate_target(target: str, origin: str | None = None) -> tuple[int, list[Problem]]:
@@ -341,12 +360,12 @@ def validate_target(target: str, origin: str | None = None) -> tuple[int, list[P
     folder = Path(target)
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith((".xml", ".xml.gz")))
     problems: list[Problem] = []
-    seen: dict[str, str] = {}
+    seen: dict[int, str] = {}
     covered: set[str] = set()
     standalone: list[Path] = []
     for path in files:
-        report = _load(path, origin)
-        if report.kind == "sitemapindex":
+        if _root_name(path) == "sitemapindex":
+            report, _ = _load(path, origin)
             problems.extend(validate_set(path, origin, seen))
             covered.update(Path(urlsplit(loc).path).name for loc in report.locs)
         else:
