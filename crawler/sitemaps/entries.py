@@ -42,7 +42,9 @@ class NewsEntry:
         )
 
 
-@dataclass(slots=True, frozen=True)
+# Not frozen: a frozen dataclass pays one object.__setattr__ per field, and
+# the writer creates millions of these.
+@dataclass(slots=True)
 class UrlEntry:
     """A ``<url>``: absolute normalised loc, optional W3C lastmod, extensions."""
 
