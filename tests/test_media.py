@@ -191,3 +191,16 @@ def test_byte_limit_holds_with_heavy_entries(tmp_path: Path) -> None:
     shards = list((tmp_path / "out").glob("sitemap-*.xml"))
     assert len(shards) >= 2
     assert all(s.stat().st_size <= 87000 for s in shards)
+
+
+def test_extensions_can_be_turned_off(tmp_path: Path) -> None:
+    media_server = SiteServer(sites={"127.0.0.1": "media"}).start()
+    try:
+        result = crawl(media_server.url(), tmp_path / "out", "--no-images", "--no-videos", "--no-hreflang")
+    finally:
+        media_server.stop()
+    assert result.code == 0, result.process.stderr
+    text = "".join(p.read_text() for p in (tmp_path / "out").glob("sitemap-*.xml"))
+    assert "<image:image>" not in text and "<video:video>" not in text and "<xhtml:link" not in text
+    assert not list((tmp_path / "out").glob("sitemap-news-*"))  # no --news-name: no news sitemap
+    assert len(result.listed) == 12
