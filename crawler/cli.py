@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
 import time
 import tomllib
@@ -21,6 +22,7 @@ from scrapy.settings import Settings
 from crawler.progress import progress_counts
 from crawler.reasons import Reason, stats_key
 from crawler.sitemaps.validate import validate_target
+from crawler.state import StateLocked, StateStore
 from crawler.urls import normalize_url, site_root
 from settings.config import SitemapConfig
 
@@ -83,6 +85,16 @@ _OPTION_SETTINGS = {
     "news_name": "SITEMAP_NEWS_NAME",
     "news_language": "SITEMAP_NEWS_LANGUAGE",
     "news_pattern": "SITEMAP_NEWS_PATTERNS",
+    "state": "SITEMAP_STATE_PATH",
+    "use_state": "SITEMAP_STATE",
+    "resume": "SITEMAP_RESUME",
+    "fingerprint_ignore": "SITEMAP_FINGERPRINT_IGNORE",
+    "shard_strategy": "SITEMAP_SHARD_STRATEGY",
+    "shard_section": "SITEMAP_SHARD_SECTIONS",
+    "shard_id_pattern": "SITEMAP_SHARD_ID_PATTERN",
+    "shard_id_range": "SITEMAP_SHARD_ID_RANGE",
+    "compact": "SITEMAP_COMPACT",
+    "removals": "SITEMAP_REMOVALS_PATH",
 }
 # List options that add to the default list instead of replacing it.
 _EXTENDING = {"allow_type", "strip_param"}
@@ -141,6 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--news-name", metavar="NAME", help="Google News publication name; turns news sitemaps on")
     crawl.add_argument("--news-language", metavar="CODE", help="news language (default: each page's <html lang>)")
     crawl.add_argument("--news-pattern", action="append", metavar="REGEX", help="only matching URLs can be news")
+    crawl.add_argument("--state", metavar="PATH", help="state store (default: DIR.state.sqlite beside DIR)")
+    crawl.add_argument(
+        "--no-state", dest="use_state", action="store_false", default=None, help="no state store: a one-off crawl"
+    )
+    crawl.add_argument("--resume", action="store_true", default=None, help="continue the interrupted last run")
+    crawl.add_argument(
+        "--fingerprint-ignore", action="append", metavar="SELECTOR", help="CSS/XPath of volatile page parts"
+    )
+    crawl.add_argument("--shard-strategy", choices=("sequential", "section", "date", "id"), help="how URLs are sharded")
+    crawl.add_argument(
+        "--shard-section", action="append", metavar="NAME=REGEX", help="a section for --shard-strategy section"
+    )
+    crawl.add_argument("--shard-id-pattern", metavar="REGEX", help="regex whose group is the numeric ID (id strategy)")
+    crawl.add_argument("--shard-id-range", type=int, metavar="N", help="IDs per group for the id strategy")
+    crawl.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
+    crawl.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
     crawl.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
     crawl.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
@@ -203,6 +231,8 @@ def build_settings(args: argparse.Namespace) -> Settings:
             name = _OPTION_SETTINGS[dest]
             if dest in _EXTENDING:
                 value = [*settings.getlist(name), *value]
+            elif dest == "shard_section" and isinstance(value, list):
+                value = _sections(value)
             settings.set(name, value, priority="cmdline")
     for item in args.set:
         name, sep, value = item.partition("=")
@@ -210,6 +240,28 @@ def build_settings(args: argparse.Namespace) -> Settings:
             raise UsageError(f"--set expects NAME=VALUE, not {item!r}")
         settings.set(name.strip(), value, priority="cmdline")
     return settings
+
+
+def _sections(values: list[str]) -> dict[str, str]:
+    sections = {}
+    for value in values:
+        name, sep, pattern = value.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--shard-section expects NAME=REGEX, not {value!r}")
+        sections[name.strip()] = pattern
+    return sections
+
+
+def check_state(config: SitemapConfig) -> None:
+    """Refuse early when another run holds the state store."""
+    if config.state_path is None:
+        return
+    try:
+        StateStore(config.state_path).close()
+    except StateLocked as error:
+        raise UsageError(str(error)) from None
+    except sqlite3.DatabaseError as error:
+        raise UsageError(f"state store {config.state_path} is not usable: {error}") from None
 
 
 def check_writable(folder: Path, what: str) -> None:
@@ -283,6 +335,14 @@ def summarize(stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> l
         )
     if stats.get(stats_key("report_path")):
         lines.append(f"Report: {stats[stats_key('report_path')]}")
+    if stats.get(stats_key("run")):
+        resumed = " (resumed)" if stats.get(stats_key("resumed")) else ""
+        lines.append(
+            f"Run {stats[stats_key('run')]}{resumed}: {stats.get(stats_key('not_modified'), 0)} unchanged pages"
+            f" answered 304, {stats.get(stats_key('shards_written'), 0)} of {stats.get(stats_key('shards'), 0)}"
+            f" sitemap files rewritten, {stats.get(stats_key('removed'), 0)} URLs removed"
+            + (f" (see {stats[stats_key('removals_path')]})" if stats.get(stats_key("removed")) else "")
+        )
     return lines
 
 
@@ -341,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         config = SitemapConfig.from_settings(settings)
         check_writable(config.output_dir, "output folder")
         check_writable(config.report_path.parent, "report folder")
+        check_state(config)
     except (UsageError, ValueError) as error:
         print(f"sitemap-crawler: error: {error}", file=sys.stderr)
         return EXIT_USAGE

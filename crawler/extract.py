@@ -14,6 +14,7 @@ from typing import Any
 
 from lxml import etree
 
+from crawler.content import Matcher, content_digest
 from crawler.images import largest_srcset_candidate
 from crawler.structured import parse_json_ld
 from crawler.urls import resolve_link
@@ -72,15 +73,20 @@ class PageHtml:
     json_ld: list[Any] = field(default_factory=list)
     title: str | None = None
     lang: str | None = None
+    content_digest: str | None = None
 
 
 _TAGS = ("a", "area", "link", "base", "meta", "img", "source", "video", "iframe", "script", "title")
 
 
-def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
+def parse_html(
+    body: bytes, url: str, encoding: str = "utf-8", digest_ignore: tuple[Matcher, ...] | None = None
+) -> PageHtml:
     """Parse *body* (fetched from *url*) once and collect every fact of the page.
 
-    Malformed markup is tolerated; an empty or unparsable body gives no facts.
+    With *digest_ignore*, also the content fingerprint (see
+    :func:`crawler.content.content_digest`). Malformed markup is tolerated;
+    an empty or unparsable body gives no facts.
     """
     page = PageHtml(base_url=url)
     try:
@@ -172,6 +178,8 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8") -> PageHtml:
         HtmlVideo(_resolved_one(base, content), _resolved_one(base, player), _resolved_one(base, poster), title)
         for content, player, poster, title in videos
     ]
+    if digest_ignore is not None:
+        page.content_digest = content_digest(root, page.title, digest_ignore)
     return page
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from crawler.news import NewsArticle
 from crawler.videos import Video
@@ -40,3 +41,28 @@ class PageFacts:
     news: NewsArticle | None = None
     #: Things worth knowing about a listed URL (a video left out, ...).
     notes: list[str] = field(default_factory=list)
+    # For scheduled runs (SPEC S6): what changed, and how to ask again cheaply.
+    links: list[str] = field(default_factory=list)  # absolute, as found; followed on replay
+    encoding: str = "utf-8"  # of the page, for the query strings of its links
+    content_digest: str | None = None
+    modified_hint: str | None = None  # dateModified / article:modified_time, W3C
+    etag: str | None = None
+    header_last_modified: str | None = None  # the raw Last-Modified header
+    replayed: str | None = None  # "304" or "resume" when the facts come from the state store
+    shard_group: str = ""  # set by the state pipeline, by shard strategy
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["robots"] = sorted(self.robots)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PageFacts:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["robots"] = frozenset(values.get("robots") or ())
+        values["videos"] = [Video.from_dict(v) for v in values.get("videos") or []]
+        values["alternates"] = [tuple(pair) for pair in values.get("alternates") or []]
+        news = values.get("news")
+        values["news"] = NewsArticle(**news) if news else None
+        return cls(**values)

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
+from scrapy.exceptions import NotConfigured
 
 from crawler.reasons import LimitReached, stats_key
+from crawler.runstate import CrawlState
 from crawler.scope import Scope
 from settings.config import SitemapConfig
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlLimitsMiddleware", "ScopeMiddleware"]
+__all__ = ["ConditionalRequestMiddleware", "CrawlLimitsMiddleware", "ScopeMiddleware"]
 
 
 class ScopeMiddleware(OffsiteMiddleware):
@@ -82,3 +84,30 @@ class CrawlLimitsMiddleware:
             self.stats.inc_value(stats_key("limit", detail.split(" ", 1)[0]))
             raise LimitReached(detail)
         self.admitted += 1
+
+
+class ConditionalRequestMiddleware:
+    """Ask again with the validators of the last fetch (RFC 9110 section 13.1).
+
+    An unchanged page then answers 304 without a body, and the spider
+    replays what the state store knows about it.
+    """
+
+    def __init__(self, state: CrawlState):
+        self.state = state
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        state = CrawlState.of(crawler)
+        if state is None:
+            raise NotConfigured
+        return cls(state)
+
+    def process_request(self, request: Request) -> None:
+        if not request.meta.get("page"):
+            return
+        etag, last_modified = self.state.store.validators(request.url)
+        if etag:
+            request.headers.setdefault(b"If-None-Match", etag.encode("latin-1"))
+        if last_modified:
+            request.headers.setdefault(b"If-Modified-Since", last_modified.encode("latin-1"))

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["MAX_JSON_LD_BYTES", "find_typed", "first_text", "parse_json_ld"]
+__all__ = ["MAX_JSON_LD_BYTES", "find_typed", "first_text", "modified_time", "parse_json_ld"]
 
 #: A script block larger than this is not read (hostile or broken pages).
 MAX_JSON_LD_BYTES = 1_000_000
@@ -43,6 +43,24 @@ def find_typed(value: Any, wanted: frozenset[str], depth: int = 0) -> Iterator[d
         for key, element in value.items():
             if key != "@context" and isinstance(element, (list, dict)):
                 yield from find_typed(element, wanted, depth + 1)
+
+
+def modified_time(documents: list[Any], properties: dict[str, list[str]]) -> str | None:
+    """When the page says its content last changed: JSON-LD ``dateModified``
+    or ``article:modified_time``/``og:updated_time``, as given."""
+    for node in find_typed(documents, _DATED_TYPES):
+        value = first_text(node, "dateModified")
+        if value:
+            return value
+    for name in ("article:modified_time", "og:updated_time"):
+        if properties.get(name):
+            return properties[name][0]
+    return None
+
+
+_DATED_TYPES = frozenset(
+    {"WebPage", "Article", "NewsArticle", "BlogPosting", "Product", "CreativeWork", "ItemPage", "AboutPage"}
+)
 
 
 def first_text(value: Any, *keys: str) -> str | None:

@@ -11,10 +11,13 @@ previous set stays in place.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import groupby
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -24,13 +27,15 @@ from crawler.hreflang import resolve_cluster
 from crawler.items import PageFacts
 from crawler.news import is_recent
 from crawler.reasons import stats_key
+from crawler.runstate import CrawlState
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.entries import NewsEntry, UrlEntry
 from crawler.sitemaps.publish import PublishResult, SitemapPublisher
-from crawler.sitemaps.spool import UrlSpool
-from crawler.sitemaps.writer import ShardedUrlsetWriter, ShardFile
+from crawler.sitemaps.spool import SpooledUrl, UrlSpool
+from crawler.sitemaps.writer import ShardedUrlsetWriter, ShardFile, write_urlset
 from crawler.sitemaps.xml import w3c_datetime
+from crawler.state import StateStore
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -63,6 +68,33 @@ def write_shards(
         return writer.close()
 
 
+def shard_name(config: SitemapConfig, group: str, shard: int) -> str:
+    suffix = ".xml.gz" if config.gzip else ".xml"
+    return f"{config.basename}-{group}-{shard}{suffix}" if group else f"{config.basename}-{shard}{suffix}"
+
+
+def write_assigned(
+    entries: Iterable[tuple[SpooledUrl, UrlEntry]], staging: Path, config: SitemapConfig, store: StateStore
+) -> list[ShardFile]:
+    """One file per assigned (group, shard); entries that do not fit the byte
+    limit move to a new shard of their group, recorded in the store."""
+    files: list[ShardFile] = []
+    gzip_level = config.gzip_level if config.gzip else None
+    for (group, shard), members in groupby(entries, key=lambda pair: (pair[0].group, pair[0].shard)):
+        pending = [(entry.loc, entry.render()) for _, entry in members]
+        number = shard
+        while pending:
+            name = shard_name(config, group, number)
+            written, count = write_urlset(
+                staging, name, [chunk for _, chunk in pending], config.max_bytes_per_file, gzip_level
+            )
+            files.append(written)
+            pending = pending[count:]
+            if pending:
+                number = store.move_to_new_shard([loc for loc, _ in pending], group)
+    return files
+
+
 def write_sitemaps(
     entries: Iterable[UrlEntry],
     publisher: SitemapPublisher,
@@ -71,20 +103,25 @@ def write_sitemaps(
     now: str,
     *,
     news: Iterable[UrlEntry] = (),
+    shards: list[ShardFile] | None = None,
 ) -> PublishResult:
     """Write *entries* (already sorted) and *news* entries as shards into
-    *staging*, then publish them with one index."""
-    shards = write_shards(entries, staging, config, config.basename, config.max_urls_per_file)
+    *staging*, then publish them with one index. With *shards* already
+    written (stable shards), *entries* is not used."""
+    if shards is None:
+        shards = write_shards(entries, staging, config, config.basename, config.max_urls_per_file)
     news_limit = min(MAX_NEWS_PER_FILE, config.max_urls_per_file)
     shards += write_shards(news, staging, config, f"{config.basename}-news", news_limit)
     return publisher.publish(staging, shards, now)
 
 
-def site_entries(spool: UrlSpool, config: SitemapConfig, warn: Warn) -> Iterator[UrlEntry]:
-    """Spooled entries with the whole-site rules applied, in loc order."""
+def site_entries(
+    spooled_urls: Iterable[SpooledUrl], spool: UrlSpool, config: SitemapConfig, warn: Warn
+) -> Iterator[tuple[SpooledUrl, UrlEntry]]:
+    """Spooled entries with the whole-site rules applied, in the order given."""
     scope = Scope(config.start_url)
     popular = spool.popular_images(config.image_max_pages) if config.image_max_pages else set()
-    for spooled in spool:
+    for spooled in spooled_urls:
         entry = spooled.entry
         if entry.alternates:
             cluster = resolve_cluster(
@@ -95,7 +132,7 @@ def site_entries(spool: UrlSpool, config: SitemapConfig, warn: Warn) -> Iterator
             entry = replace(entry, alternates=tuple(cluster.links))
         if popular and entry.images:
             entry = replace(entry, images=tuple(i for i in entry.images if i not in popular))
-        yield entry
+        yield spooled, entry
 
 
 def news_entries(spool: UrlSpool, config: SitemapConfig, now: datetime) -> Iterator[UrlEntry]:
@@ -129,7 +166,7 @@ class SitemapExportPipeline:
     def process_item(self, item: PageFacts) -> PageFacts:
         assert self.spool is not None
         entry = UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
-        self.spool.add(entry, item.news.to_dict() if item.news else None)
+        self.spool.add(entry, item.news.to_dict() if item.news else None, item.shard_group)
         return item
 
     def warn(self, url: str, code: str, detail: str) -> None:
@@ -149,10 +186,28 @@ class SitemapExportPipeline:
             self._warn_outside_base()
             moment = datetime.now(UTC)
             news = news_entries(self.spool, self.config, moment) if self.config.news_name else ()
-            entries = site_entries(self.spool, self.config, self.warn)
-            self.result = write_sitemaps(
-                entries, self.publisher, self.staging, self.config, w3c_datetime(moment), news=news
-            )
+            state = CrawlState.of(self.crawler)
+            if state is None:
+                pairs = site_entries(self.spool, self.spool, self.config, self.warn)
+                self.result = write_sitemaps(
+                    (entry for _, entry in pairs),
+                    self.publisher,
+                    self.staging,
+                    self.config,
+                    w3c_datetime(moment),
+                    news=news,
+                )
+            else:
+                if self.config.compact:
+                    state.store.reset_shards()
+                self.spool.assign(state.store.shard_assigner(self.config.max_urls_per_file))
+                pairs = site_entries(self.spool.by_shard(), self.spool, self.config, self.warn)
+                shards = write_assigned(pairs, self.staging, self.config, state.store)
+                state.store.commit()
+                self.result = write_sitemaps(
+                    (), self.publisher, self.staging, self.config, w3c_datetime(moment), news=news, shards=shards
+                )
+                self._report_removals(state)
         except (OSError, ValueError) as error:
             logger.error("Sitemaps not published: %s", error)
             stats.set_value(stats_key("failure"), f"export failed: {error}")
@@ -168,6 +223,21 @@ class SitemapExportPipeline:
         finally:
             self.spool.close()
             self.publisher.abort(self.staging)
+
+    def _report_removals(self, state: CrawlState) -> None:
+        """URLs the last published run listed that this one does not, and why."""
+        previous = state.store.previous_run(state.run)
+        lines = []
+        if previous is not None:
+            for url, status, outcome, reason in state.store.removed_since(state.run, previous):
+                lines.append(json.dumps({"url": url, "status": status, "outcome": outcome, "reason": reason}))
+        path = self.config.removals_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        os.replace(tmp, path)
+        self.crawler.stats.set_value(stats_key("removed"), len(lines))
+        self.crawler.stats.set_value(stats_key("removals_path"), str(path))
 
     def _warn_outside_base(self) -> None:
         """sitemaps.org: a sitemap only covers URLs at or below its own folder."""

@@ -52,6 +52,7 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.robots.SiteRobotsTxtMiddleware": 100,
     "crawler.middlewares.CrawlLimitsMiddleware": 110,
+    "crawler.middlewares.ConditionalRequestMiddleware": 120,
 }
 SPIDER_MIDDLEWARES = {
     # URL length is one of our limits, recorded with a reason instead.
@@ -64,6 +65,7 @@ ITEM_PIPELINES = {
     "pipelines.indexability.NoindexPipeline": 400,
     "pipelines.indexability.CanonicalPipeline": 500,
     "pipelines.media.MediaPipeline": 600,
+    "pipelines.state.StatePipeline": 700,
     "pipelines.export.SitemapExportPipeline": 900,
 }
 EXTENSIONS = {
@@ -108,3 +110,14 @@ SITEMAP_IMAGE_MAX_PAGES = 0  # drop images found on more pages than this (logos)
 SITEMAP_NEWS_NAME = ""  # the Google News publication name; news sitemaps are off without it
 SITEMAP_NEWS_LANGUAGE = None  # default: each page's <html lang>, reduced to an ISO 639 code
 SITEMAP_NEWS_PATTERNS: list[str] = []  # only URLs matching one of these can be news articles
+# Scheduled runs (SPEC S6).
+SITEMAP_STATE = True  # keep a state store: accurate lastmod, stable shards, conditional requests
+SITEMAP_STATE_PATH = None  # default: <output dir>.state.sqlite beside it
+SITEMAP_RESUME = False  # continue an interrupted run instead of starting a new one
+SITEMAP_FINGERPRINT_IGNORE: list[str] = []  # CSS selectors or XPath of volatile parts, added to the defaults
+SITEMAP_SHARD_STRATEGY = "sequential"  # sequential, section, date or id
+SITEMAP_SHARD_SECTIONS: dict[str, str] = {}  # section name -> URL regex, for the "section" strategy
+SITEMAP_SHARD_ID_PATTERN = None  # regex with one group capturing a numeric ID, for the "id" strategy
+SITEMAP_SHARD_ID_RANGE = 50_000  # IDs per group for the "id" strategy
+SITEMAP_COMPACT = False  # reassign every URL to shards from scratch (closes the holes)
+SITEMAP_REMOVALS_PATH = None  # default: <output dir>.removals.jsonl beside it

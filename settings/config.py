@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
+from crawler.content import DEFAULT_IGNORE, Matcher, compile_ignore
 from crawler.languages import news_language
 from crawler.scope import UrlPatterns
 from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS
@@ -28,11 +29,18 @@ __all__ = ["SitemapConfig", "default_report_path"]
 _CACHE_ATTR = "_sitemap_config"
 
 
-def default_report_path(output_dir: Path) -> Path:
-    """``<parent>/<folder>.crawl-report.jsonl``: beside the output folder,
-    never inside it, because that folder is often served publicly."""
+SHARD_STRATEGIES = ("sequential", "section", "date", "id")
+
+
+def beside(output_dir: Path, suffix: str) -> Path:
+    """``<parent>/<folder>.<suffix>``: beside the output folder, never inside
+    it, because that folder is often served publicly."""
     output_dir = output_dir.absolute()
-    return output_dir.parent / f"{output_dir.name}.crawl-report.jsonl"
+    return output_dir.parent / f"{output_dir.name}.{suffix}"
+
+
+def default_report_path(output_dir: Path) -> Path:
+    return beside(output_dir, "crawl-report.jsonl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,15 @@ class SitemapConfig:
     news_name: str
     news_language: str | None
     news_patterns: tuple[re.Pattern[str], ...]
+    state_path: Path | None
+    resume: bool
+    fingerprint_ignore: tuple[Matcher, ...]
+    shard_strategy: str
+    shard_sections: tuple[tuple[str, re.Pattern[str]], ...]
+    shard_id_pattern: re.Pattern[str] | None
+    shard_id_range: int
+    compact: bool
+    removals_path: Path
 
     def news_candidate(self, url: str) -> bool:
         """Whether *url* may be a news article (news on, URL patterns match)."""
@@ -133,6 +150,15 @@ class SitemapConfig:
             news_name=str(settings.get("SITEMAP_NEWS_NAME") or "").strip(),
             news_language=_news_language(settings.get("SITEMAP_NEWS_LANGUAGE")),
             news_patterns=_patterns(settings, "SITEMAP_NEWS_PATTERNS"),
+            state_path=_state_path(settings, output_dir),
+            resume=settings.getbool("SITEMAP_RESUME"),
+            fingerprint_ignore=compile_ignore([*DEFAULT_IGNORE, *_strings(settings, "SITEMAP_FINGERPRINT_IGNORE")]),
+            shard_strategy=_choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES),
+            shard_sections=_sections(settings),
+            shard_id_pattern=_id_pattern(settings),
+            shard_id_range=_int(settings, "SITEMAP_SHARD_ID_RANGE", 1),
+            compact=settings.getbool("SITEMAP_COMPACT"),
+            removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
         )
 
 
@@ -163,6 +189,54 @@ def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(p) for p in _strings(settings, key))
     except re.error as error:
         raise ValueError(f"{key}: bad regular expression: {error}") from None
+
+
+def _state_path(settings: BaseSettings, output_dir: Path) -> Path | None:
+    if not settings.getbool("SITEMAP_STATE"):
+        return None
+    path = Path(settings.get("SITEMAP_STATE_PATH") or beside(output_dir, "state.sqlite"))
+    if output_dir.absolute() in path.absolute().parents:
+        raise ValueError(f"SITEMAP_STATE_PATH {path} is inside the output folder, which is served publicly")
+    return path
+
+
+def _choice(settings: BaseSettings, key: str, choices: tuple[str, ...]) -> str:
+    value = str(settings.get(key) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def _sections(settings: BaseSettings) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    raw = settings.get("SITEMAP_SHARD_SECTIONS") or {}
+    if isinstance(raw, str):
+        raw = dict(part.split("=", 1) for part in raw.split(",") if "=" in part)
+    if not isinstance(raw, dict):
+        raise ValueError("SITEMAP_SHARD_SECTIONS must map section names to URL patterns")  # noqa: TRY004
+    sections = []
+    for name, pattern in raw.items():
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)):
+            raise ValueError(f"SITEMAP_SHARD_SECTIONS: section name {name!r} must be lower-case letters, digits, '-'")
+        try:
+            sections.append((str(name), re.compile(str(pattern))))
+        except re.error as error:
+            raise ValueError(f"SITEMAP_SHARD_SECTIONS: bad regular expression for {name!r}: {error}") from None
+    return tuple(sections)
+
+
+def _id_pattern(settings: BaseSettings) -> re.Pattern[str] | None:
+    raw = settings.get("SITEMAP_SHARD_ID_PATTERN")
+    if not raw:
+        if str(settings.get("SITEMAP_SHARD_STRATEGY")).lower() == "id":
+            raise ValueError("SITEMAP_SHARD_STRATEGY 'id' needs SITEMAP_SHARD_ID_PATTERN (a regex with one group)")
+        return None
+    try:
+        pattern = re.compile(str(raw))
+    except re.error as error:
+        raise ValueError(f"SITEMAP_SHARD_ID_PATTERN: bad regular expression: {error}") from None
+    if pattern.groups < 1:
+        raise ValueError("SITEMAP_SHARD_ID_PATTERN needs one group that captures the numeric ID")
+    return pattern
 
 
 def _news_language(value: object) -> str | None:

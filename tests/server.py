@@ -9,6 +9,7 @@ is two hosts of different scope. Behaviours that static files cannot show
 from __future__ import annotations
 
 import gzip
+import hashlib
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ class Hit:
     host: str
     path: str  # raw request target, still percent-encoded
     user_agent: str
+    status: int = 0
 
 
 def _calendar(handler: SiteHandler, query: str) -> tuple[int, dict[str, str], bytes]:
@@ -133,9 +135,10 @@ ROUTES = {
 class SiteServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, sites: dict[str, str] | None = None) -> None:
+    def __init__(self, sites: dict[str, str] | None = None, root: Path = SITE_ROOT) -> None:
         super().__init__(("127.0.0.1", 0), SiteHandler)
         self.sites = sites or SITES
+        self.root = root  # a copy of tests/site that a test may change between crawls
         self.hits: list[Hit] = []
         self.errors: list[str] = []
         self.lock = threading.Lock()
@@ -183,6 +186,7 @@ class SiteHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         with self.server.lock:
+            index = len(self.server.hits)
             self.server.hits.append(Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent", "")))
         site = self.server.sites.get(host)
         target = urlsplit(self.path)
@@ -194,6 +198,15 @@ class SiteHandler(BaseHTTPRequestHandler):
         else:
             status, headers, body = self.static(site, unquote(target.path))
         headers = {k: v.replace("{port}", str(self.server.port)) for k, v in headers.items()}
+        if status == 200 and "ETag" not in headers:
+            # Validators as a real server sends them, so conditional requests get 304s.
+            headers["ETag"] = '"' + hashlib.sha1(body, usedforsecurity=False).hexdigest()[:16] + '"'
+            if self.headers.get("If-None-Match") == headers["ETag"]:
+                status, body = 304, b""
+        with self.server.lock:
+            if index < len(self.server.hits):
+                hit = self.server.hits[index]
+                self.server.hits[index] = Hit(hit.time, hit.host, hit.path, hit.user_agent, status)
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -202,7 +215,7 @@ class SiteHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def static(self, site: str, path: str) -> tuple[int, dict[str, str], bytes]:
-        root = (SITE_ROOT / site).resolve()
+        root = (self.server.root / site).resolve()
         file = (root / path.lstrip("/")).resolve()
         if file.is_dir():
             file = file / "index.html"

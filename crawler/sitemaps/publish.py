@@ -81,11 +81,12 @@ class SitemapPublisher:
             }
             (unchanged if same else written).append(shard.name)
         index = render_index((self.base_url + name, files[name]["lastmod"]) for name in files)
-        _write_synced(staging / self.index_name, index)
         for name in written:
             os.replace(staging / name, self.out_dir / name)
         _fsync_dir(self.out_dir)
-        os.replace(staging / self.index_name, self.out_dir / self.index_name)
+        if _read(self.out_dir / self.index_name) != index:  # an unchanged index keeps its file and mtime
+            _write_synced(staging / self.index_name, index)
+            os.replace(staging / self.index_name, self.out_dir / self.index_name)
         manifest = {"index": self.index_name, "files": files}
         _write_synced(staging / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
         os.replace(staging / MANIFEST_NAME, self.out_dir / MANIFEST_NAME)
@@ -107,6 +108,13 @@ class SitemapPublisher:
 def _own_file_name(name: str) -> bool:
     # The manifest is a file on disk: never let it name anything outside the folder.
     return bool(name) and Path(name).name == name and not name.startswith(".")
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _write_synced(path: Path, data: bytes) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,9 @@ __all__ = ["SpooledUrl", "UrlSpool"]
 
 _BATCH = 2000
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS entry (loc TEXT PRIMARY KEY, lastmod TEXT, data TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entry (
+    loc TEXT PRIMARY KEY, lastmod TEXT, data TEXT, grp TEXT NOT NULL DEFAULT '', shard INTEGER, pos INTEGER
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS alternate (url TEXT, hreflang TEXT, href TEXT, PRIMARY KEY (url, hreflang)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS image (image TEXT, url TEXT, PRIMARY KEY (image, url)) WITHOUT ROWID;
 """
@@ -32,11 +34,13 @@ CREATE TABLE IF NOT EXISTS image (image TEXT, url TEXT, PRIMARY KEY (image, url)
 class SpooledUrl:
     """A listed URL as stored: the entry (alternates as declared) and its news facts."""
 
-    __slots__ = ("entry", "news")
+    __slots__ = ("entry", "group", "news", "shard")
 
-    def __init__(self, entry: UrlEntry, news: dict[str, Any] | None):
+    def __init__(self, entry: UrlEntry, news: dict[str, Any] | None, group: str = "", shard: int = 0):
         self.entry = entry
         self.news = news
+        self.group = group
+        self.shard = shard
 
 
 class UrlSpool:
@@ -48,11 +52,11 @@ class UrlSpool:
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.executescript(_SCHEMA)
-        self._entries: list[tuple[str, str | None, str | None]] = []
+        self._entries: list[tuple[str, str | None, str | None, str]] = []
         self._alternates: list[tuple[str, str, str]] = []
         self._images: list[tuple[str, str]] = []
 
-    def add(self, entry: UrlEntry, news: dict[str, Any] | None = None) -> None:
+    def add(self, entry: UrlEntry, news: dict[str, Any] | None = None, group: str = "") -> None:
         data = None
         if entry.images or entry.videos or entry.alternates or news:
             extra = {
@@ -62,7 +66,7 @@ class UrlSpool:
                 "news": news,
             }
             data = json.dumps(extra, separators=(",", ":"))
-        self._entries.append((entry.loc, entry.lastmod, data))
+        self._entries.append((entry.loc, entry.lastmod, data, group))
         self._alternates.extend((entry.loc, tag, href) for tag, href in entry.alternates)
         if self.count_images:
             self._images.extend((image, entry.loc) for image in entry.images)
@@ -74,7 +78,9 @@ class UrlSpool:
             return
         with self._db:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR IGNORE INTO entry VALUES (?, ?, ?)", self._entries)
+            self._db.executemany(
+                "INSERT OR IGNORE INTO entry (loc, lastmod, data, grp) VALUES (?, ?, ?, ?)", self._entries
+            )
             self._db.executemany("INSERT OR IGNORE INTO alternate VALUES (?, ?, ?)", self._alternates)
             self._db.executemany("INSERT OR IGNORE INTO image VALUES (?, ?)", self._images)
         self._entries.clear()
@@ -87,16 +93,34 @@ class UrlSpool:
 
     def __iter__(self) -> Iterator[SpooledUrl]:
         """Every listed URL in loc order, alternates as the page declared them."""
+        return self._select("ORDER BY loc")
+
+    def by_shard(self) -> Iterator[SpooledUrl]:
+        """Every listed URL in shard order (see :meth:`assign`)."""
+        return self._select("ORDER BY grp, shard, pos, loc")
+
+    def assign(self, place: Callable[[str, str], tuple[int, int]]) -> None:
+        """Give every URL, in loc order, the (shard, position) *place* chooses."""
         self._flush()
-        for loc, lastmod, data in self._db.execute("SELECT loc, lastmod, data FROM entry ORDER BY loc"):
+        rows = self._db.execute("SELECT loc, grp FROM entry ORDER BY loc").fetchall()
+        with self._db:
+            self._db.execute("BEGIN")
+            for loc, group in rows:
+                shard, position = place(str(loc), str(group))
+                self._db.execute("UPDATE entry SET shard = ?, pos = ? WHERE loc = ?", (shard, position, loc))
+
+    def _select(self, order: str) -> Iterator[SpooledUrl]:
+        self._flush()
+        query = f"SELECT loc, lastmod, data, grp, shard FROM entry {order}"  # noqa: S608 - fixed strings
+        for loc, lastmod, data, group, shard in self._db.execute(query):
             if data is None:
-                yield SpooledUrl(UrlEntry(loc, lastmod), None)
+                yield SpooledUrl(UrlEntry(loc, lastmod), None, group, shard or 0)
                 continue
             extra = json.loads(data)
             alternates = tuple((str(tag), str(href)) for tag, href in extra["alternates"])
             videos = tuple(Video.from_dict(v) for v in extra["videos"])
             entry = UrlEntry(loc, lastmod, alternates, tuple(extra["images"]), videos)
-            yield SpooledUrl(entry, extra["news"])
+            yield SpooledUrl(entry, extra["news"], group, shard or 0)
 
     def listed(self, loc: str) -> bool:
         return self._db.execute("SELECT 1 FROM entry WHERE loc = ?", (loc,)).fetchone() is not None

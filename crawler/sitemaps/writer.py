@@ -19,7 +19,7 @@ from typing import BinaryIO, Self
 from crawler.sitemaps.entries import URLSET_CLOSE, URLSET_OPEN, UrlEntry
 from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS, SITEMAP_NS, XML_DECLARATION, xml_escape
 
-__all__ = ["ShardFile", "ShardedUrlsetWriter", "UrlEntry", "render_index"]
+__all__ = ["ShardFile", "ShardedUrlsetWriter", "UrlEntry", "render_index", "write_urlset"]
 
 INDEX_OPEN = XML_DECLARATION + f'<sitemapindex xmlns="{SITEMAP_NS}">\n'.encode()
 INDEX_CLOSE = b"</sitemapindex>\n"
@@ -163,6 +163,33 @@ class ShardedUrlsetWriter:
         digest = sink.close()
         size = self._size + len(URLSET_CLOSE)
         self.shards.append(ShardFile(sink.path.name, sink.path, self._count, size, digest))
+
+
+def write_urlset(
+    folder: Path, name: str, chunks: list[bytes], max_bytes: int = MAX_BYTES, gzip_level: int | None = None
+) -> tuple[ShardFile, int]:
+    """Write as many rendered ``<url>`` elements as fit into one file named
+    *name*; return the file and how many went in (at least one)."""
+    sink = _Sink(folder / name, gzip_level)
+    size = len(URLSET_OPEN) + len(URLSET_CLOSE)
+    count = 0
+    try:
+        sink.write(URLSET_OPEN)
+        for chunk in chunks:
+            if count and size + len(chunk) > max_bytes:
+                break
+            if size + len(chunk) > max_bytes:
+                raise ValueError(
+                    f"one <url> entry is {len(chunk)} bytes, more than a sitemap of {max_bytes} bytes can hold"
+                )
+            sink.write(chunk)
+            size += len(chunk)
+            count += 1
+        sink.write(URLSET_CLOSE)
+    except BaseException:
+        sink.discard()
+        raise
+    return ShardFile(name, sink.path, count, size, sink.close()), count
 
 
 def render_index(entries: Iterable[tuple[str, str | None]]) -> bytes:

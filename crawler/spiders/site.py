@@ -10,6 +10,7 @@ Request is built, which is where a crawler spends its CPU.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,10 @@ from crawler.items import PageFacts
 from crawler.media import collect_media
 from crawler.reasons import LimitReached, Reason, RobotsDisallowed, stats_key
 from crawler.robots import robots_user_agent
+from crawler.runstate import CrawlState
 from crawler.scope import Scope
-from crawler.sitemaps.xml import w3c_datetime
+from crawler.sitemaps.xml import to_w3c, w3c_datetime
+from crawler.structured import modified_time
 from crawler.urls import normalize_url, resolve_link
 from settings.config import SitemapConfig
 
@@ -56,6 +59,7 @@ class SiteSpider(Spider):
     robots_agent: str
     seen: set[str]  # raw and normalised spellings of every URL already handled
     sitemap_files: int
+    state: CrawlState | None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
@@ -67,13 +71,42 @@ class SiteSpider(Spider):
         spider.robots_agent = robots_user_agent(crawler)
         spider.seen = set()
         spider.sitemap_files = 0
+        spider.state = CrawlState.of(crawler)
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
         crawler.signals.connect(spider.headers_received, signal=signals.headers_received)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.state is not None and self.state.resumed:
+            for output in self.resume():
+                yield output
+            return
         for item in self.follow_url(self.config.start_url, depth=0, referrer=None):
             yield item
+
+    def resume(self) -> Iterator[Request | PageFacts]:
+        """Continue an interrupted run: URLs it already handled are replayed
+        from the state store (no request), the rest of the frontier is fetched."""
+        assert self.state is not None
+        done = self.state.store.processed(self.state.run)
+        self.crawler.stats.set_value(stats_key("resumed_urls"), len(done))
+        queue: deque[tuple[str, int, str | None]] = deque([(self.config.start_url, 0, None)])
+        while queue:
+            url, depth, referrer = queue.popleft()
+            if url in self.seen:
+                continue
+            if url not in done:
+                yield from self.follow_url(url, depth=depth, referrer=referrer)
+                continue
+            self.seen.add(url)
+            stored = self.state.store.facts(url)
+            if stored is None:
+                continue
+            facts = PageFacts.from_dict(stored)
+            facts.replayed = "resume"
+            yield facts
+            for target, target_depth in self.targets(facts):
+                queue.append((_normalize_or_raw(target, self.config, facts.encoding), target_depth, url))
 
     # -- following ---------------------------------------------------------
 
@@ -105,7 +138,7 @@ class SiteSpider(Spider):
             url,
             callback=self.parse,
             errback=self.failed,
-            meta={"depth": depth, "referrer": referrer, "redirect_chain": chain or []},
+            meta={"depth": depth, "referrer": referrer, "redirect_chain": chain or [], "page": True},
         )
 
     # -- callbacks -----------------------------------------------------------
@@ -122,23 +155,54 @@ class SiteSpider(Spider):
             referrer=meta.get("referrer"),
             last_modified=_last_modified(response),
         )
-        if 300 <= response.status < 400:
+        if self.state is not None:
+            facts.etag = _header(response, b"ETag")
+            facts.header_last_modified = _header(response, b"Last-Modified")
+        if response.status == 304 and self.state is not None:
+            stored = self.state.store.facts(response.url)
+            if stored is not None:
+                # Not modified: the page is what the state store last saw.
+                facts = PageFacts.from_dict(stored)
+                facts.depth, facts.referrer, facts.replayed = depth, meta.get("referrer"), "304"
+                self.crawler.stats.inc_value(stats_key("not_modified"))
+        elif 300 <= response.status < 400:
             location = _header(response, b"Location")
             target = resolve_link(response.url, location) if location else None
             if target:
                 facts.redirect_to = _normalize_or_raw(target, self.config)
-            yield facts
-            if target:
-                # One hop at a time, so every URL of a chain is reported.
-                yield from self.follow_url(
-                    target, depth=depth, referrer=response.url, chain=[*facts.redirect_chain, response.url]
-                )
+        elif response.status == 200 and _is_html(facts.content_type):
+            self.read_page(facts, response)
+        yield facts
+        yield from self.follow_targets(facts, response.url)
+
+    def targets(self, facts: PageFacts) -> Iterator[tuple[str, int]]:
+        """(URL, depth) of what a page leads to: its redirect target, its
+        canonical and its links (unless it says nofollow)."""
+        if facts.redirect_to:
+            yield facts.redirect_to, facts.depth  # one hop at a time: every URL of a chain is reported
             return
-        if response.status != 200 or not _is_html(facts.content_type):
-            yield facts
+        if facts.canonical and facts.canonical != facts.url:
+            yield facts.canonical, facts.depth + 1
+        if "nofollow" in facts.robots and not self.config.follow_nofollow:
             return
+        for link in facts.links:
+            yield link, facts.depth + 1
+
+    def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
+        for target, depth in self.targets(facts):
+            chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
+            yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
+
+    def read_page(self, facts: PageFacts, response: Response) -> None:
+        """Everything an HTML page says: links, directives, canonical, media."""
         encoding = getattr(response, "encoding", None) or "utf-8"
-        page = parse_html(response.body, response.url, encoding)
+        ignore = self.config.fingerprint_ignore if self.state is not None else None
+        page = parse_html(response.body, response.url, encoding, ignore)
+        facts.links, facts.encoding = page.links, encoding
+        facts.content_digest = page.content_digest
+        facts.modified_hint = to_w3c(modified_time(page.json_ld, page.properties))
+        # The page's own date beats the header's: servers often stamp every response.
+        facts.last_modified = facts.modified_hint or facts.last_modified
         facts.lang = page.lang
         link_headers = _headers(response, b"Link")
         self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
@@ -150,13 +214,6 @@ class SiteSpider(Spider):
         elif len(normal) > 1:
             # Conflicting canonicals are ignored by search engines.
             self.crawler.stats.inc_value(stats_key("canonical_conflict"))
-        yield facts
-        if facts.canonical and facts.canonical != facts.url:
-            yield from self.follow_url(facts.canonical, depth=depth + 1, referrer=response.url)
-        if "nofollow" in facts.robots and not self.config.follow_nofollow:
-            return
-        for link in page.links:
-            yield from self.follow_url(link, depth=depth + 1, referrer=response.url, encoding=encoding)
 
     def add_media(
         self, facts: PageFacts, page: PageHtml, encoding: str, header_alternates: list[tuple[str, str]]

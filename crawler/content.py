@@ -1,0 +1,88 @@
+"""The content fingerprint of a page: what changed for a reader, not for a server.
+
+Two fetches of an unchanged page often differ in bytes: scripts, CSRF
+tokens, ad slots, "generated at" times. The digest covers the title and
+the visible text of the body with such parts blanked (their elements
+cleared, the text after them kept), so lastmod moves only when content
+does. Users add their own volatile parts as CSS selectors or XPath.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from lxml import etree
+from lxml.cssselect import CSSSelector
+
+__all__ = ["DEFAULT_IGNORE", "compile_ignore", "content_digest"]
+
+#: Parts of a page that change without its content changing.
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+    "input",
+    "form [type=hidden]",
+    "[id^=ad-]",
+    "[id^=google_ads]",
+    ".ad",
+    ".ads",
+    ".advert",
+    ".advertisement",
+    "ins.adsbygoogle",
+    "[data-ad-slot]",
+    "[aria-hidden=true]",
+    "time",
+    "[data-nosnippet]",
+)
+# Clock times and ISO timestamps in text ("updated 10:42:07", "2026-11-30T10:42Z").
+_TIMESTAMPS = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\b"
+)
+
+Matcher = Callable[[etree._Element], Any]
+
+
+def compile_ignore(selectors: Iterable[str]) -> tuple[Matcher, ...]:
+    """Compile CSS selectors, or XPath expressions (starting with ``/`` or ``(``).
+
+    Raises ``ValueError`` naming the selector that does not compile.
+    """
+    compiled: list[Matcher] = []
+    for selector in selectors:
+        try:
+            if selector.startswith(("/", "(")):
+                compiled.append(etree.XPath(selector))
+            else:
+                compiled.append(CSSSelector(selector, translator="html"))
+        except Exception as error:  # noqa: BLE001 - cssselect and lxml raise several types
+            raise ValueError(f"cannot use {selector!r} to ignore page parts: {error}") from None
+    return tuple(compiled)
+
+
+def content_digest(root: etree._Element, title: str | None, ignore: tuple[Matcher, ...]) -> str:
+    """SHA-256 over the title and the visible text, volatile parts blanked.
+
+    Mutates *root*: call it after everything else was read from the tree.
+    """
+    body = root.find("body")
+    if body is None:
+        body = root
+    for matcher in ignore:
+        for element in matcher(body):
+            if isinstance(element, etree._Element):
+                element.clear(keep_tail=True)
+    text = " ".join(" ".join(body.itertext()).split())
+    text = _TIMESTAMPS.sub("", text)
+    digest = hashlib.sha256()
+    digest.update((title or "").encode())
+    digest.update(b"\0")
+    digest.update(text.encode())
+    return digest.hexdigest()

@@ -1,0 +1,66 @@
+"""The state store as one crawl sees it: opened and locked once, one run.
+
+Every component that needs the store (conditional requests, the spider's
+replays, the state pipeline, the export) gets the same :class:`CrawlState`
+through :meth:`CrawlState.of`. A run that ends normally is closed in the
+store as published or failed; an interrupted one stays open, so
+``--resume`` can continue it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+
+from crawler.reasons import stats_key
+from crawler.sitemaps.xml import w3c_datetime
+from crawler.state import StateStore
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["CrawlState", "now_w3c"]
+
+_ATTR = "_sitemap_crawl_state"
+
+
+def now_w3c() -> str:
+    return w3c_datetime(datetime.now(UTC))
+
+
+class CrawlState:
+    def __init__(self, crawler: Crawler, store: StateStore, run: int, resumed: bool):
+        self.crawler = crawler
+        self.store = store
+        self.run = run
+        self.resumed = resumed
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> CrawlState | None:
+        """The crawl's state, opened on first use; ``None`` when the state store is off."""
+        if hasattr(crawler, _ATTR):
+            return getattr(crawler, _ATTR)  # type: ignore[no-any-return]
+        config = SitemapConfig.from_crawler(crawler)
+        state = None
+        if config.state_path is not None:
+            store = StateStore(config.state_path)
+            run, resumed = store.begin_run(now_w3c(), config.resume)
+            state = cls(crawler, store, run, resumed)
+            crawler.signals.connect(state.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(state.engine_stopped, signal=signals.engine_stopped)
+        setattr(crawler, _ATTR, state)
+        return state
+
+    def spider_opened(self) -> None:
+        self.crawler.stats.set_value(stats_key("run"), self.run)
+        self.crawler.stats.set_value(stats_key("resumed"), self.resumed)
+
+    def engine_stopped(self) -> None:
+        stats = self.crawler.stats
+        if stats.get_value("finish_reason") == "finished":
+            status = "published" if stats.get_value(stats_key("published")) else "failed"
+            self.store.finish_run(self.run, status, now_w3c())
+        self.store.close()

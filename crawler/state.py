@@ -1,0 +1,320 @@
+"""The state store: what the crawler knows about each URL across runs (SPEC S6).
+
+One SQLite file holds, per URL: when it was first and last seen, when its
+content last changed and the fingerprint that says so, the lastmod written,
+the HTTP validators for conditional requests, the last facts the crawl
+reported (replayed on a 304 and when resuming), its status/outcome history
+and the shard it lives in. The schema is versioned and migrated in place;
+a lock file keeps a second run off the same store.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SCHEMA_VERSION", "PageState", "StateLocked", "StateStore"]
+
+SCHEMA_VERSION = 1
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE run (
+        id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL DEFAULT 'running'
+    );
+    CREATE TABLE page (
+        url TEXT PRIMARY KEY,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        last_run INTEGER NOT NULL,
+        status INTEGER,
+        outcome TEXT NOT NULL,
+        reason TEXT,
+        fingerprint TEXT,
+        last_changed TEXT,
+        lastmod TEXT,
+        etag TEXT,
+        last_modified TEXT,
+        facts BLOB,
+        listed_run INTEGER,
+        shard_group TEXT,
+        shard INTEGER,
+        position INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX page_last_run ON page (last_run);
+    CREATE INDEX page_shard ON page (shard_group, shard, position);
+    CREATE TABLE history (url TEXT NOT NULL, run INTEGER NOT NULL, status INTEGER, outcome TEXT, reason TEXT);
+    CREATE INDEX history_url ON history (url);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+    """,
+}
+
+
+class StateLocked(Exception):
+    """Another run holds the state store."""
+
+
+@dataclass(slots=True)
+class PageState:
+    url: str
+    first_seen: str
+    last_seen: str
+    last_run: int
+    status: int | None
+    outcome: str
+    reason: str | None
+    fingerprint: str | None
+    last_changed: str | None
+    lastmod: str | None
+    etag: str | None
+    last_modified: str | None
+    listed_run: int | None
+    shard_group: str | None
+    shard: int | None
+
+
+_PAGE_COLUMNS = (
+    "url, first_seen, last_seen, last_run, status, outcome, reason, fingerprint, last_changed, lastmod, "
+    "etag, last_modified, listed_run, shard_group, shard"
+)
+
+
+class StateStore:
+    """Open (creating or migrating) the store at *path* and lock it.
+
+    Raises :class:`StateLocked` when another process holds it; the lock is
+    a ``flock`` that the kernel releases when a process dies, even by SIGKILL.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115 - held until close()
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.seek(0)
+            holder = self._lock_file.read().strip() or "another process"
+            self._lock_file.close()
+            raise StateLocked(f"state store {path} is in use by {holder}; wait for that run to end") from None
+        self._lock_file.seek(0)
+        self._lock_file.truncate()
+        self._lock_file.write(f"pid {os.getpid()}\n")
+        self._lock_file.flush()
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
+        self._pending = 0
+        self._committed = time.monotonic()
+        self.db.execute("BEGIN")
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise ValueError(
+                f"state store {self.path} has schema {version}, newer than this program ({SCHEMA_VERSION})"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.db:
+                self.db.execute("BEGIN")
+                for statement in _MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {target}")
+
+    # -- transactions ---------------------------------------------------------
+
+    def checkpoint(self, every: int = 200, seconds: float = 1.0) -> None:
+        """Commit every *every* writes or *seconds*, so a crash loses little."""
+        self._pending += 1
+        if self._pending >= every or time.monotonic() - self._committed > seconds:
+            self.commit()
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+        self.db.execute("BEGIN")
+        self._pending = 0
+        self._committed = time.monotonic()
+
+    def close(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+        self.db.close()
+        fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+        self._lock_file.close()
+
+    # -- runs -------------------------------------------------------------------
+
+    def begin_run(self, now: str, resume: bool) -> tuple[int, bool]:
+        """(run id, resumed): the interrupted last run when *resume*, else a new one."""
+        row = self.db.execute("SELECT id, status FROM run ORDER BY id DESC LIMIT 1").fetchone()
+        if resume and row and row[1] == "running":
+            return int(row[0]), True
+        if row and row[1] == "running":
+            self.db.execute("UPDATE run SET status = 'abandoned' WHERE id = ?", (row[0],))
+        cursor = self.db.execute("INSERT INTO run (started) VALUES (?)", (now,))
+        self.commit()
+        return int(cursor.lastrowid or 0), False
+
+    def finish_run(self, run: int, status: str, now: str) -> None:
+        self.db.execute("UPDATE run SET finished = ?, status = ? WHERE id = ?", (now, status, run))
+        self.commit()
+
+    def previous_run(self, run: int) -> int | None:
+        """The last run before *run* that finished and published."""
+        row = self.db.execute(
+            "SELECT id FROM run WHERE id < ? AND status = 'published' ORDER BY id DESC LIMIT 1", (run,)
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- pages ------------------------------------------------------------------
+
+    def get(self, url: str) -> PageState | None:
+        row = self.db.execute(f"SELECT {_PAGE_COLUMNS} FROM page WHERE url = ?", (url,)).fetchone()  # noqa: S608
+        return PageState(*row) if row else None
+
+    def validators(self, url: str) -> tuple[str | None, str | None]:
+        """(ETag, Last-Modified) stored for *url*, for a conditional request."""
+        row = self.db.execute("SELECT etag, last_modified FROM page WHERE url = ?", (url,)).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def facts(self, url: str) -> dict[str, Any] | None:
+        """The facts last reported for *url* (to replay a 304 or a resumed run)."""
+        row = self.db.execute("SELECT facts FROM page WHERE url = ?", (url,)).fetchone()
+        return json.loads(zlib.decompress(row[0])) if row and row[0] else None
+
+    def record(
+        self,
+        run: int,
+        now: str,
+        url: str,
+        *,
+        status: int | None,
+        outcome: str,
+        reason: str | None,
+        facts: dict[str, Any],
+        validators: tuple[str | None, str | None] | None = None,
+    ) -> None:
+        """Record this run's outcome for *url* (history kept on change)."""
+        blob = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 6)
+        previous = self.db.execute("SELECT status, outcome, reason FROM page WHERE url = ?", (url,)).fetchone()
+        if previous is None:
+            self.db.execute(
+                "INSERT INTO page (url, first_seen, last_seen, last_run, status, outcome, reason, facts)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (url, now, now, run, status, outcome, reason, blob),
+            )
+        else:
+            self.db.execute(
+                "UPDATE page SET last_seen = ?, last_run = ?, status = ?, outcome = ?, reason = ?, facts = ?"
+                " WHERE url = ?",
+                (now, run, status, outcome, reason, blob, url),
+            )
+        if previous is None or tuple(previous) != (status, outcome, reason):
+            self.db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?)", (url, run, status, outcome, reason))
+        if validators is not None:
+            self.db.execute(
+                "UPDATE page SET etag = ?, last_modified = ? WHERE url = ?", (validators[0], validators[1], url)
+            )
+        self.checkpoint()
+
+    def record_listed(
+        self, run: int, url: str, *, fingerprint: str, lastmod: str | None, last_changed: str | None
+    ) -> None:
+        self.db.execute(
+            "UPDATE page SET fingerprint = ?, lastmod = ?, last_changed = ?, listed_run = ? WHERE url = ?",
+            (fingerprint, lastmod, last_changed, run, url),
+        )
+
+    def processed(self, run: int) -> set[str]:
+        """URLs whose outcome this run already recorded (for resuming)."""
+        return {str(row[0]) for row in self.db.execute("SELECT url FROM page WHERE last_run = ?", (run,))}
+
+    def history(self, url: str) -> list[tuple[int, int | None, str, str | None]]:
+        rows = self.db.execute("SELECT run, status, outcome, reason FROM history WHERE url = ? ORDER BY run", (url,))
+        return [(int(r[0]), r[1], str(r[2]), r[3]) for r in rows]
+
+    # -- shards -------------------------------------------------------------------
+
+    def shard_assigner(self, max_urls: int) -> Callable[[str, str], tuple[int, int]]:
+        """A function giving a listed URL its (shard, position): kept if it
+        already has one in its group, else the end of the group's open shard,
+        or a new shard once that one holds *max_urls*."""
+        open_shards: dict[str, list[int]] = {}  # group -> [shard, count, next position]
+
+        def place(url: str, group: str) -> tuple[int, int]:
+            row = self.db.execute("SELECT shard_group, shard, position FROM page WHERE url = ?", (url,)).fetchone()
+            if row and row[0] == group and row[1] is not None:
+                return int(row[1]), int(row[2])
+            if group not in open_shards:
+                top = self.db.execute("SELECT max(shard) FROM page WHERE shard_group = ?", (group,)).fetchone()[0]
+                if top is None:
+                    open_shards[group] = [1, 0, 0]
+                else:
+                    count, last = self.db.execute(
+                        "SELECT sum(outcome = 'listed'), max(position) FROM page WHERE shard_group = ? AND shard = ?",
+                        (group, top),
+                    ).fetchone()
+                    open_shards[group] = [int(top), int(count or 0), int(last or 0) + 1]
+            current = open_shards[group]
+            if current[1] >= max_urls:
+                current[:] = [current[0] + 1, 0, 0]
+            shard, position = current[0], current[2]
+            current[1] += 1
+            current[2] += 1
+            self.db.execute(
+                "UPDATE page SET shard_group = ?, shard = ?, position = ? WHERE url = ?", (group, shard, position, url)
+            )
+            return shard, position
+
+        return place
+
+    def move_to_new_shard(self, urls: list[str], group: str) -> int:
+        """Put *urls* into a fresh shard of *group* (their shard outgrew its bytes)."""
+        top = self.db.execute("SELECT max(shard) FROM page WHERE shard_group = ?", (group,)).fetchone()[0]
+        shard = int(top or 0) + 1
+        self.db.executemany(
+            "UPDATE page SET shard = ?, position = ? WHERE url = ?",
+            [(shard, position, url) for position, url in enumerate(urls)],
+        )
+        return shard
+
+    def reset_shards(self) -> None:
+        """Forget every shard assignment (compaction: the next export packs densely)."""
+        self.db.execute("UPDATE page SET shard_group = NULL, shard = NULL, position = NULL")
+
+    def listed_in(self, run: int) -> Iterator[tuple[str, str, int, int]]:
+        """(url, group, shard, position) of every URL listed by *run*, in shard order."""
+        rows = self.db.execute(
+            "SELECT url, shard_group, shard, position FROM page WHERE listed_run = ? AND last_run = ?"
+            " AND outcome = 'listed' ORDER BY shard_group, shard, position, url",
+            (run, run),
+        )
+        for url, group, shard, position in rows:
+            yield str(url), str(group or ""), int(shard or 1), int(position or 0)
+
+    def removed_since(self, run: int, previous: int) -> Iterator[tuple[str, int | None, str, str | None]]:
+        """URLs listed by *previous* that *run* does not list: (url, status, outcome, reason)."""
+        rows = self.db.execute(
+            "SELECT url, status, outcome, reason, last_run FROM page WHERE listed_run = ? ORDER BY url", (previous,)
+        )
+        for url, status, outcome, reason, last_run in rows:
+            if last_run != run:
+                yield str(url), None, "gone", "not linked any more"
+            else:
+                yield str(url), status, str(outcome), reason

@@ -1,0 +1,208 @@
+"""Scheduled runs: a local site that the test changes between crawls (SPEC S6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from crawler.sitemaps.xml import SITEMAP_NS
+from crawler.state import StateStore
+from tests.conftest import CLI, CrawlResult, crawl, run_cli
+from tests.server import SITE_ROOT, SiteServer
+
+NS = {"s": SITEMAP_NS}
+OPTIONS = ("--max-urls-per-file", "4")
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[tuple[SiteServer, Path]]:
+    """A copy of tests/site/live served on 127.0.0.1, free to edit."""
+    root = tmp_path / "site"
+    shutil.copytree(SITE_ROOT / "live", root / "live")
+    server = SiteServer(sites={"127.0.0.1": "live"}, root=root).start()
+    yield server, root / "live"
+    server.stop()
+
+
+def lastmods(out: Path) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for shard in out.glob("sitemap-*.xml"):
+        for url in etree.parse(str(shard)).getroot().iterfind("s:url", NS):
+            found[url.findtext("s:loc", namespaces=NS) or ""] = url.findtext("s:lastmod", namespaces=NS)
+    return found
+
+
+def shard_of(out: Path) -> dict[str, str]:
+    return {
+        url.findtext("s:loc", namespaces=NS) or "": shard.name
+        for shard in out.glob("sitemap-*.xml")
+        for url in etree.parse(str(shard)).getroot().iterfind("s:url", NS)
+    }
+
+
+def age_files(out: Path) -> None:
+    """Give every sitemap file an old mtime, so a rewrite shows."""
+    for path in out.glob("sitemap*.xml"):
+        os.utime(path, ns=(10**9, 10**9))
+
+
+def rewritten(out: Path) -> set[str]:
+    return {p.name for p in out.glob("sitemap*.xml") if p.stat().st_mtime_ns != 10**9}
+
+
+def edit(page: Path, old: str, new: str) -> None:
+    text = page.read_text()
+    assert old in text
+    page.write_text(text.replace(old, new))
+
+
+def run(server: SiteServer, out: Path, *options: str) -> CrawlResult:
+    server.reset()
+    result = crawl(server.url(), out, *OPTIONS, *options)
+    assert result.code == 0, result.process.stderr
+    return result
+
+
+def test_lastmod_shards_and_removals_across_runs(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, site = live
+    out = tmp_path / "public"
+    first = run(server, out)
+    url = server.url
+    assert len(first.listed) == 11
+    marks = lastmods(out)
+    assert marks[url("/blog/post1.html")] == "2026-01-15T09:00:00Z"  # dateModified on first sight
+    assert marks[url("/products/p1.html")] is None  # nothing trustworthy: no lastmod rather than a guess
+    shards = shard_of(out)
+    assert shards[url("/products/p3.html")] != shards[url("/products/p7.html")]
+
+    # Run 2, nothing changed: every page answers 304, no file is rewritten.
+    age_files(out)
+    second = run(server, out)
+    pages = [hit for hit in server.hits if hit.path.endswith((".html", "/"))]
+    assert pages and all(hit.status == 304 for hit in pages)
+    assert rewritten(out) == set()
+    assert lastmods(out) == marks and second.listed == first.listed
+    assert "11 unchanged pages answered 304, 0 of 3 sitemap files rewritten" in second.process.stderr
+
+    # Run 3: p3's price changes; p7 only gets a new render time and CSRF token.
+    edit(site / "products/p3.html", "10 EUR", "12 EUR")
+    edit(site / "products/p7.html", "10:00:07", "11:42:59")
+    edit(site / "products/p7.html", 'csrf="t7"', 'csrf="zz"')
+    age_files(out)
+    started = time.time()
+    run(server, out)
+    after = lastmods(out)
+    changed = after.pop(url("/products/p3.html"))
+    assert changed is not None and changed >= time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started - 1))
+    marks_without_p3 = {k: v for k, v in marks.items() if k != url("/products/p3.html")}
+    assert after == marks_without_p3  # p7 and everything else keep their lastmod
+    assert rewritten(out) == {shards[url("/products/p3.html")], "sitemap.xml"}
+    assert shard_of(out) == shards  # every URL keeps its shard
+
+    # Run 4: p8 is deleted, p9 is new, about.html goes noindex.
+    (site / "products/p8.html").unlink()
+    (site / "products/p9.html").write_text("<html><body><h1>Product 9</h1></body></html>")
+    edit(site / "index.html", "</body>", '<a href="/products/p9.html">p9</a></body>')
+    edit(site / "about.html", "<title>", '<meta name="robots" content="noindex"><title>')
+    fourth = run(server, out)
+    now_listed = shard_of(out)
+    assert url("/products/p8.html") not in now_listed and url("/about.html") not in now_listed
+    assert now_listed[url("/products/p9.html")] == shards[url("/products/p8.html")]  # fills the open shard
+    assert all(now_listed[u] == shards[u] for u in now_listed if u in shards)
+    removals = [json.loads(line) for line in (tmp_path / "public.removals.jsonl").read_text().splitlines()]
+    assert {(r["url"], r["reason"]) for r in removals} == {
+        (url("/products/p8.html"), "status"),
+        (url("/about.html"), "noindex"),
+    }
+    assert "2 URLs removed" in fourth.process.stderr
+
+    store = StateStore(tmp_path / "public.state.sqlite")
+    try:
+        history = store.history(url("/products/p8.html"))
+        assert [(status, outcome) for _, status, outcome, _ in history] == [(200, "listed"), (404, "excluded")]
+        page = store.get(url("/products/p3.html"))
+        assert page is not None and page.first_seen < page.last_changed
+    finally:
+        store.close()
+
+
+def test_unlinked_page_is_reported_gone(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, site = live
+    out = tmp_path / "public"
+    run(server, out)
+    edit(site / "index.html", '<a href="/about.html">about</a>', "")
+    run(server, out)
+    removals = [json.loads(line) for line in (tmp_path / "public.removals.jsonl").read_text().splitlines()]
+    assert removals == [
+        {"url": server.url("/about.html"), "status": None, "outcome": "gone", "reason": "not linked any more"}
+    ]
+
+
+def test_section_strategy_names_shards(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, _ = live
+    out = tmp_path / "public"
+    run(
+        server,
+        out,
+        "--shard-strategy",
+        "section",
+        "--shard-section",
+        "products=/products/",
+        "--shard-section",
+        "blog=/blog/",
+    )
+    names = shard_of(out)
+    assert names[server.url("/products/p1.html")] == "sitemap-products-1.xml"
+    assert names[server.url("/products/p8.html")] == "sitemap-products-2.xml"
+    assert names[server.url("/blog/post1.html")] == "sitemap-blog-1.xml"
+    assert names[server.url("/")] == "sitemap-1.xml"
+
+
+def test_second_run_on_the_same_state_is_refused(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, _ = live
+    holder = StateStore(tmp_path / "public.state.sqlite")
+    try:
+        result = run_cli("crawl", server.url(), "--out", str(tmp_path / "public"), "-q")
+    finally:
+        holder.close()
+    assert result.returncode == 2
+    assert "is in use by pid" in result.stderr
+
+
+def test_state_inside_the_public_folder_is_refused(tmp_path: Path) -> None:
+    result = run_cli(
+        "crawl", "http://127.0.0.1/", "--out", str(tmp_path / "pub"), "--state", str(tmp_path / "pub/s.db")
+    )
+    assert result.returncode == 2 and "inside the output folder" in result.stderr
+
+
+def test_killed_crawl_resumes_to_the_same_set(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, _ = live
+    reference = run(server, tmp_path / "reference", "--no-state")
+    out = tmp_path / "public"
+    server.reset()
+    command = [str(CLI), "crawl", server.url(), "--out", str(out), "-q", "--delay", "0.4", *OPTIONS]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while len(server.paths()) < 7 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert not (out / "sitemap.xml").exists()
+    fetched_before = set(server.paths())
+    resumed = run(server, out, "--resume")
+    assert "(resumed)" in resumed.process.stderr
+    assert resumed.listed == reference.listed
+    assert lastmods(out) == lastmods(tmp_path / "reference")
+    refetched = [p for p in server.paths() if p in fetched_before and p != "/robots.txt"]
+    assert len(refetched) < len(fetched_before) - 1, "the resumed run started over"
