@@ -8,6 +8,7 @@ ends with a message saying why and exit status 1; success is 0.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sqlite3
 import sys
@@ -19,12 +20,13 @@ from typing import Any, NoReturn
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
+from crawler.indexnow import submit
 from crawler.progress import progress_counts
 from crawler.reasons import Reason, stats_key
 from crawler.sitemaps.validate import validate_target
 from crawler.state import StateLocked, StateStore
 from crawler.urls import normalize_url, site_root
-from settings.config import SitemapConfig
+from settings.config import SitemapConfig, beside
 
 __all__ = ["main"]
 
@@ -95,6 +97,9 @@ _OPTION_SETTINGS = {
     "shard_id_range": "SITEMAP_SHARD_ID_RANGE",
     "compact": "SITEMAP_COMPACT",
     "removals": "SITEMAP_REMOVALS_PATH",
+    "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
+    "indexnow_key": "SITEMAP_INDEXNOW_KEY",
+    "indexnow_key_location": "SITEMAP_INDEXNOW_KEY_LOCATION",
 }
 # List options that add to the default list instead of replacing it.
 _EXTENDING = {"allow_type", "strip_param"}
@@ -169,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--shard-id-range", type=int, metavar="N", help="IDs per group for the id strategy")
     crawl.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
     crawl.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
+    crawl.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
+    crawl.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")
+    crawl.add_argument("--indexnow-key-location", metavar="URL", help="where the site serves the key file")
     crawl.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
     crawl.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
@@ -417,9 +425,48 @@ def main(argv: list[str] | None = None) -> int:
         f"Sitemap index: {stats[stats_key('index_path')]} ({shards} sitemap file{'s' if shards != 1 else ''})",
         file=sys.stderr,
     )
+    notify_indexnow(stats, config)
     print("Add this line to robots.txt:", file=sys.stderr)
     print(f"Sitemap: {stats[stats_key('index_url')]}")
     return EXIT_OK
+
+
+def notify_indexnow(stats: dict[str, Any], config: SitemapConfig) -> None:
+    """Submit exactly the URLs this run added, changed or removed; report on stderr and beside DIR."""
+    if not (config.indexnow_endpoint and config.indexnow_key and config.indexnow_key_location):
+        return
+    if config.state_path is None or not stats.get(stats_key("run")):
+        print("IndexNow: skipped, it needs the state store to know what changed", file=sys.stderr)
+        return
+    store = StateStore(config.state_path)
+    try:
+        run = int(stats[stats_key("run")])
+        urls = store.changed_in(run)
+        previous = store.previous_run(run)
+        if previous is not None:
+            urls += [url for url, *_ in store.removed_since(run, previous)]
+    finally:
+        store.close()
+    report = submit(
+        urls,
+        endpoint=config.indexnow_endpoint,
+        key=config.indexnow_key,
+        key_location=config.indexnow_key_location,
+        batch_size=config.indexnow_batch,
+    )
+    path = beside(config.output_dir, "indexnow.json")
+    path.write_text(
+        json.dumps(
+            {"urls": urls, "submitted": report.submitted, "batches": report.batches, "error": report.error}, indent=1
+        ),
+        encoding="utf-8",
+    )
+    if not urls:
+        print("IndexNow: nothing changed, nothing sent", file=sys.stderr)
+    elif report.ok:
+        print(f"IndexNow: {report.submitted} URLs sent in {len(report.batches)} batch(es) ({path})", file=sys.stderr)
+    else:
+        print(f"IndexNow: not sent: {report.error} ({path})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = ["SCHEMA_VERSION", "PageState", "StateLocked", "StateStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE run (
@@ -53,6 +53,11 @@ _MIGRATIONS: dict[int, str] = {
     CREATE TABLE history (url TEXT NOT NULL, run INTEGER NOT NULL, status INTEGER, outcome TEXT, reason TEXT);
     CREATE INDEX history_url ON history (url);
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+    """,
+    # 2: the run in which a URL was added or its content changed (for IndexNow and deltas).
+    2: """
+    ALTER TABLE page ADD COLUMN changed_run INTEGER;
+    CREATE INDEX page_changed_run ON page (changed_run);
     """,
 }
 
@@ -234,12 +239,31 @@ class StateStore:
         self.checkpoint()
 
     def record_listed(
-        self, run: int, url: str, *, fingerprint: str, lastmod: str | None, last_changed: str | None
+        self, run: int, url: str, *, fingerprint: str, lastmod: str | None, last_changed: str | None, changed: bool
     ) -> None:
+        """A listed URL's fingerprint and lastmod; *changed* when it is new or its content changed."""
         self.db.execute(
-            "UPDATE page SET fingerprint = ?, lastmod = ?, last_changed = ?, listed_run = ? WHERE url = ?",
-            (fingerprint, lastmod, last_changed, run, url),
+            "UPDATE page SET fingerprint = ?, lastmod = ?, last_changed = ?, listed_run = ?,"
+            " changed_run = CASE WHEN ? THEN ? ELSE changed_run END WHERE url = ?",
+            (fingerprint, lastmod, last_changed, run, changed, run, url),
         )
+
+    def changed_in(self, run: int) -> list[str]:
+        """URLs that *run* listed for the first time or with new content."""
+        rows = self.db.execute("SELECT url FROM page WHERE changed_run = ? AND listed_run = ? ORDER BY url", (run, run))
+        return [str(row[0]) for row in rows]
+
+    def carry_forward(self, run: int, previous: int, exclude: set[str]) -> list[str]:
+        """Mark URLs that *previous* listed as listed by *run* too (an update
+        that fetched only some URLs); return them, in URL order."""
+        rows = self.db.execute(
+            "SELECT url FROM page WHERE listed_run = ? AND outcome = 'listed' ORDER BY url", (previous,)
+        ).fetchall()
+        carried = [str(row[0]) for row in rows if row[0] not in exclude]
+        self.db.executemany(
+            "UPDATE page SET listed_run = ?, last_run = ? WHERE url = ?", [(run, run, u) for u in carried]
+        )
+        return carried
 
     def processed(self, run: int) -> set[str]:
         """URLs whose outcome this run already recorded (for resuming)."""

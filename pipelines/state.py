@@ -107,14 +107,14 @@ class StatePipeline:
                 facts=item.to_dict(),
                 validators=self._validators(item),
             )
+        changed = previous is None or previous.fingerprint != new_fingerprint
         store.record_listed(
             run,
             item.url,
             fingerprint=new_fingerprint,
             lastmod=item.last_modified,
-            last_changed=item.last_modified
-            if (previous is None or previous.fingerprint != new_fingerprint)
-            else previous.last_changed,
+            last_changed=item.last_modified if changed or previous is None else previous.last_changed,
+            changed=changed and item.replayed != "resume",
         )
         return item
 

@@ -121,3 +121,7 @@ SITEMAP_SHARD_ID_PATTERN = None  # regex with one group capturing a numeric ID, 
 SITEMAP_SHARD_ID_RANGE = 50_000  # IDs per group for the "id" strategy
 SITEMAP_COMPACT = False  # reassign every URL to shards from scratch (closes the holes)
 SITEMAP_REMOVALS_PATH = None  # default: <output dir>.removals.jsonl beside it
+SITEMAP_INDEXNOW_ENDPOINT = None  # e.g. https://api.indexnow.org/indexnow; off unless set with a key
+SITEMAP_INDEXNOW_KEY = None
+SITEMAP_INDEXNOW_KEY_LOCATION = None  # default: <site root>/<key>.txt
+SITEMAP_INDEXNOW_BATCH = 10_000

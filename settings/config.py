@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
@@ -82,6 +82,10 @@ class SitemapConfig:
     shard_id_range: int
     compact: bool
     removals_path: Path
+    indexnow_endpoint: str | None
+    indexnow_key: str | None
+    indexnow_key_location: str | None
+    indexnow_batch: int
 
     def news_candidate(self, url: str) -> bool:
         """Whether *url* may be a news article (news on, URL patterns match)."""
@@ -159,6 +163,7 @@ class SitemapConfig:
             shard_id_range=_int(settings, "SITEMAP_SHARD_ID_RANGE", 1),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
+            **_indexnow(settings, start_url),
         )
 
 
@@ -189,6 +194,29 @@ def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(p) for p in _strings(settings, key))
     except re.error as error:
         raise ValueError(f"{key}: bad regular expression: {error}") from None
+
+
+def _indexnow(settings: BaseSettings, start_url: str) -> dict[str, Any]:
+    endpoint = settings.get("SITEMAP_INDEXNOW_ENDPOINT")
+    key = settings.get("SITEMAP_INDEXNOW_KEY")
+    batch = _int(settings, "SITEMAP_INDEXNOW_BATCH", 1, 10_000)
+    if not endpoint and not key:
+        return {"indexnow_endpoint": None, "indexnow_key": None, "indexnow_key_location": None, "indexnow_batch": batch}
+    if not endpoint or not key:
+        raise ValueError("IndexNow needs both SITEMAP_INDEXNOW_ENDPOINT and SITEMAP_INDEXNOW_KEY")
+    if not re.fullmatch(r"[A-Za-z0-9-]{8,128}", str(key)):
+        raise ValueError("SITEMAP_INDEXNOW_KEY must be 8 to 128 letters, digits or '-' (indexnow.org)")
+    endpoint = _absolute_url("SITEMAP_INDEXNOW_ENDPOINT", str(endpoint), QueryParamFilter(()))
+    location = settings.get("SITEMAP_INDEXNOW_KEY_LOCATION") or f"{site_root(start_url)}{key}.txt"
+    location = _absolute_url("SITEMAP_INDEXNOW_KEY_LOCATION", str(location), QueryParamFilter(()))
+    if site_root(location) != site_root(start_url):
+        raise ValueError("SITEMAP_INDEXNOW_KEY_LOCATION must be on the crawled site")
+    return {
+        "indexnow_endpoint": endpoint,
+        "indexnow_key": str(key),
+        "indexnow_key_location": location,
+        "indexnow_batch": batch,
+    }
 
 
 def _state_path(settings: BaseSettings, output_dir: Path) -> Path | None:

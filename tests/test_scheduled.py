@@ -7,8 +7,10 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,77 @@ def test_killed_crawl_resumes_to_the_same_set(live: tuple[SiteServer, Path], tmp
     assert lastmods(out) == lastmods(tmp_path / "reference")
     refetched = [p for p in server.paths() if p in fetched_before and p != "/robots.txt"]
     assert len(refetched) < len(fetched_before) - 1, "the resumed run started over"
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """An IndexNow endpoint that records what it receives and fails the first POST."""
+
+    posts: list[dict[str, object]]
+    statuses: list[int]
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        status = 503 if not self.statuses else 200
+        self.statuses.append(status)
+        if status == 200:
+            self.posts.append(json.loads(body))
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture
+def indexnow() -> Iterator[tuple[str, type[_Recorder]]]:
+    handler = type("Recorder", (_Recorder,), {"posts": [], "statuses": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/indexnow", handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_indexnow_gets_exactly_the_changes(
+    live: tuple[SiteServer, Path], tmp_path: Path, indexnow: tuple[str, type[_Recorder]]
+) -> None:
+    server, site = live
+    endpoint, recorder = indexnow
+    key = "0123456789abcdef"
+    (site / f"{key}.txt").write_text(key)
+    options = ("--indexnow-endpoint", endpoint, "--indexnow-key", key, "--set", "SITEMAP_INDEXNOW_BATCH=4")
+    out = tmp_path / "public"
+    first = run(server, out, *options)
+    assert "IndexNow: 11 URLs sent in 3 batch(es)" in first.process.stderr
+    assert recorder.statuses[0] == 503  # retried
+    assert [len(p["urlList"]) for p in recorder.posts] == [4, 4, 3]  # type: ignore[arg-type]
+    sent = [u for p in recorder.posts for u in p["urlList"]]  # type: ignore[attr-defined]
+    assert sorted(sent) == sorted(first.listed)
+    assert recorder.posts[0]["key"] == key
+    assert recorder.posts[0]["keyLocation"] == server.url(f"/{key}.txt")
+    assert recorder.posts[0]["host"] == "127.0.0.1"
+
+    recorder.posts.clear()
+    second = run(server, out, *options)
+    assert "IndexNow: nothing changed, nothing sent" in second.process.stderr
+    assert recorder.posts == []
+
+    edit(site / "products/p3.html", "10 EUR", "12 EUR")
+    (site / "products/p8.html").unlink()
+    run(server, out, *options)
+    assert [p["urlList"] for p in recorder.posts] == [
+        [server.url("/products/p3.html"), server.url("/products/p8.html")]
+    ]
+    report = json.loads((tmp_path / "public.indexnow.json").read_text())
+    assert report["submitted"] == 2 and report["error"] is None
+
+
+def test_indexnow_refuses_without_key_file(
+    live: tuple[SiteServer, Path], tmp_path: Path, indexnow: tuple[str, type[_Recorder]]
+) -> None:
+    server, _ = live
+    endpoint, recorder = indexnow
+    result = run(server, tmp_path / "public", "--indexnow-endpoint", endpoint, "--indexnow-key", "missingkey123")
+    assert "IndexNow: not sent: key file" in result.process.stderr and "answered HTTP 404" in result.process.stderr
+    assert recorder.statuses == []

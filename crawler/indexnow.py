@@ -1,0 +1,107 @@
+"""IndexNow: tell search engines which URLs were added, changed or removed.
+
+Protocol (indexnow.org): POST a JSON body ``{host, key, keyLocation,
+urlList}`` to an endpoint; the key must be served by the site as a text
+file, which is checked first, so a wrong setup fails here with a clear
+message rather than as a silent 403 later. At most 10,000 URLs per request;
+5xx, 429 and network errors are retried with backoff.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+__all__ = ["MAX_BATCH", "IndexNowReport", "check_key_file", "submit"]
+
+MAX_BATCH = 10_000
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(slots=True)
+class IndexNowReport:
+    endpoint: str
+    submitted: int = 0
+    batches: list[dict[str, object]] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _request(url: str, body: bytes | None = None) -> urllib.request.Request:
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise ValueError(f"not an http(s) URL: {url}")
+    headers = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
+    return urllib.request.Request(url, data=body, method="POST" if body is not None else "GET", headers=headers)  # noqa: S310
+
+
+def _http(request: urllib.request.Request, timeout: float) -> tuple[int, bytes]:
+    try:
+        # The endpoint and key location are checked to be http(s) URLs in settings.config.
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            return int(response.status), response.read(100_000)
+    except urllib.error.HTTPError as error:
+        return int(error.code), error.read(100_000) if error.fp else b""
+
+
+def check_key_file(key: str, key_location: str, timeout: float = 15.0) -> str | None:
+    """Why the key file does not prove ownership, or ``None`` when it does."""
+    try:
+        status, body = _http(_request(key_location), timeout)
+    except (OSError, urllib.error.URLError, ValueError) as error:
+        return f"key file {key_location} could not be fetched: {error}"
+    if status != 200:
+        return f"key file {key_location} answered HTTP {status}"
+    if body.decode("utf-8", "replace").strip() != key:
+        return f"key file {key_location} does not contain the key"
+    return None
+
+
+def submit(
+    urls: list[str],
+    *,
+    endpoint: str,
+    key: str,
+    key_location: str,
+    batch_size: int = MAX_BATCH,
+    attempts: int = 3,
+    backoff: float = 1.0,
+    timeout: float = 30.0,
+) -> IndexNowReport:
+    """Submit *urls* (all on one host) in batches; never more than 10,000 each."""
+    report = IndexNowReport(endpoint)
+    if not urls:
+        return report
+    problem = check_key_file(key, key_location, timeout)
+    if problem:
+        report.error = problem
+        return report
+    host = urlsplit(urls[0]).hostname or ""
+    size = max(1, min(batch_size, MAX_BATCH))
+    for start in range(0, len(urls), size):
+        batch = urls[start : start + size]
+        body = json.dumps({"host": host, "key": key, "keyLocation": key_location, "urlList": batch}).encode()
+        status, detail = 0, ""
+        for attempt in range(1, attempts + 1):
+            try:
+                status, _ = _http(_request(endpoint, body), timeout)
+                detail = ""
+            except (OSError, urllib.error.URLError) as error:
+                status, detail = 0, str(error)
+            if status not in _RETRY_STATUSES and status != 0:
+                break
+            if attempt < attempts:
+                time.sleep(backoff * 2 ** (attempt - 1))
+        report.batches.append({"urls": len(batch), "status": status, "attempts": attempt, "error": detail or None})
+        if status in (200, 202):
+            report.submitted += len(batch)
+        else:
+            report.error = f"batch of {len(batch)} URLs failed: HTTP {status or detail}"
+            break
+    return report
