@@ -10,8 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sqlite3
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -26,6 +29,7 @@ from crawler.reasons import Reason, stats_key
 from crawler.sitemaps.validate import validate_target
 from crawler.state import StateLocked, StateStore
 from crawler.urls import normalize_url, site_root
+from crawler.webhook import WebhookServer
 from settings.config import SitemapConfig, beside
 
 __all__ = ["main"]
@@ -43,6 +47,21 @@ VALIDATE_EXAMPLE = """\
 example:
   sitemap-crawler validate public/sitemap.xml
   sitemap-crawler validate https://www.example.com/sitemap.xml.gz --origin https://www.example.com
+"""
+
+
+UPDATE_EXAMPLE = """\
+example:
+  sitemap-crawler update https://www.example.com/ --out public/ --add https://www.example.com/new-post
+  sitemap-crawler update https://www.example.com/ --out public/ --remove https://www.example.com/old-post
+"""
+
+
+SERVE_EXAMPLE = """\
+example:
+  SITEMAP_WEBHOOK_TOKEN=s3cret sitemap-crawler serve https://www.example.com/ --out public/
+  curl -X POST -H 'Authorization: Bearer s3cret' -d '{"add": ["https://www.example.com/new"]}' \\
+       http://127.0.0.1:8787/update
 """
 
 
@@ -115,74 +134,38 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=CRAWL_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    crawl.add_argument("url", help="start URL; its scheme, host and port are the crawl scope")
-    crawl.add_argument("--out", "-o", metavar="DIR", help="output folder for the sitemaps (default: ./sitemaps)")
-    crawl.add_argument(
-        "--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)"
+    add_crawl_options(crawl)
+    update = commands.add_parser(
+        "update",
+        help="fetch only some URLs of a crawled site and update its sitemaps",
+        description=(
+            "Event-driven update: fetch the --add URLs (applying every listing rule), drop the --remove URLs, "
+            "keep every other URL of the last published run as it was, and republish: only the affected "
+            "sitemap files and the index change. Needs the state store of an earlier crawl."
+        ),
+        epilog=UPDATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    crawl.add_argument(
-        "--report", metavar="PATH", help="crawl report path (default: DIR.crawl-report.jsonl beside DIR)"
+    add_crawl_options(update)
+    update.add_argument("--add", action="append", default=[], metavar="URL", help="a new or changed URL (repeatable)")
+    update.add_argument("--remove", action="append", default=[], metavar="URL", help="a deleted URL (repeatable)")
+    serve = commands.add_parser(
+        "serve",
+        help="listen for CMS publish webhooks and run updates",
+        description=(
+            "Listen for POST /update with 'Authorization: Bearer TOKEN' and a JSON body "
+            '{"add": [URL, ...], "remove": [URL, ...]}; each request runs `update` for those URLs.'
+        ),
+        epilog=SERVE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    crawl.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
-    crawl.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
-    crawl.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
-    crawl.add_argument("--max-depth", type=int, metavar="N", help="follow links at most N clicks deep (0 = no limit)")
-    crawl.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
-    crawl.add_argument(
-        "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
+    serve.add_argument("url", help="the site's start URL, as given to crawl")
+    serve.add_argument("--out", "-o", metavar="DIR", required=True, help="the output folder of the crawl")
+    serve.add_argument(
+        "--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="address (default 127.0.0.1:8787)"
     )
-    crawl.add_argument("--max-urls-per-file", type=int, metavar="N", help="URLs per sitemap file (at most 50000)")
-    crawl.add_argument("--max-bytes-per-file", type=int, metavar="N", help="uncompressed bytes per sitemap file")
-    crawl.add_argument("--user-agent", metavar="UA", help="User-Agent header, also matched against robots.txt")
-    crawl.add_argument(
-        "--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)"
-    )
-    crawl.add_argument("--concurrency", type=int, metavar="N", help="parallel requests to the site (default: 4)")
-    crawl.add_argument("--delay", type=float, metavar="SECONDS", help="pause between requests (default: 0.25)")
-    crawl.add_argument("--timeout", type=float, metavar="SECONDS", help="download timeout per request (default: 30)")
-    crawl.add_argument("--retries", type=int, metavar="N", help="retries for 5xx and network errors (default: 2)")
-    crawl.add_argument("--include", action="append", metavar="REGEX", help="list only URLs matching (repeatable)")
-    crawl.add_argument("--exclude", action="append", metavar="REGEX", help="never list URLs matching (repeatable)")
-    crawl.add_argument(
-        "--allow-type", action="append", metavar="TYPE", help="also list this media type, e.g. application/pdf"
-    )
-    crawl.add_argument("--strip-param", action="append", metavar="GLOB", help="also drop query parameters matching")
-    crawl.add_argument("--follow-nofollow", action="store_true", default=None, help="follow links of nofollow pages")
-    crawl.add_argument("--images", action=argparse.BooleanOptionalAction, default=None, help="image:image entries (on)")
-    crawl.add_argument("--videos", action=argparse.BooleanOptionalAction, default=None, help="video:video entries (on)")
-    crawl.add_argument(
-        "--hreflang", action=argparse.BooleanOptionalAction, default=None, help="xhtml:link alternates (on)"
-    )
-    crawl.add_argument("--max-images-per-url", type=int, metavar="N", help="images listed per URL (at most 1000)")
-    crawl.add_argument("--image-max-pages", type=int, metavar="N", help="drop images found on more than N pages")
-    crawl.add_argument("--news-name", metavar="NAME", help="Google News publication name; turns news sitemaps on")
-    crawl.add_argument("--news-language", metavar="CODE", help="news language (default: each page's <html lang>)")
-    crawl.add_argument("--news-pattern", action="append", metavar="REGEX", help="only matching URLs can be news")
-    crawl.add_argument("--state", metavar="PATH", help="state store (default: DIR.state.sqlite beside DIR)")
-    crawl.add_argument(
-        "--no-state", dest="use_state", action="store_false", default=None, help="no state store: a one-off crawl"
-    )
-    crawl.add_argument("--resume", action="store_true", default=None, help="continue the interrupted last run")
-    crawl.add_argument(
-        "--fingerprint-ignore", action="append", metavar="SELECTOR", help="CSS/XPath of volatile page parts"
-    )
-    crawl.add_argument("--shard-strategy", choices=("sequential", "section", "date", "id"), help="how URLs are sharded")
-    crawl.add_argument(
-        "--shard-section", action="append", metavar="NAME=REGEX", help="a section for --shard-strategy section"
-    )
-    crawl.add_argument("--shard-id-pattern", metavar="REGEX", help="regex whose group is the numeric ID (id strategy)")
-    crawl.add_argument("--shard-id-range", type=int, metavar="N", help="IDs per group for the id strategy")
-    crawl.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
-    crawl.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
-    crawl.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
-    crawl.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")
-    crawl.add_argument("--indexnow-key-location", metavar="URL", help="where the site serves the key file")
-    crawl.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
-    crawl.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
-    )
-    crawl.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
-    crawl.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    serve.add_argument("--token", metavar="SECRET", help="shared secret (default: $SITEMAP_WEBHOOK_TOKEN)")
+    serve.add_argument("--config", metavar="FILE", help="TOML file with crawl options for the updates")
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder",
@@ -196,6 +179,83 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
     validate.add_argument("--origin", metavar="URL", help="scheme://host every loc must use (default: inferred)")
     return parser
+
+
+def add_crawl_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", help="start URL; its scheme, host and port are the crawl scope")
+    parser.add_argument("--out", "-o", metavar="DIR", help="output folder for the sitemaps (default: ./sitemaps)")
+    parser.add_argument(
+        "--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)"
+    )
+    parser.add_argument(
+        "--report", metavar="PATH", help="crawl report path (default: DIR.crawl-report.jsonl beside DIR)"
+    )
+    parser.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
+    parser.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
+    parser.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
+    parser.add_argument("--max-depth", type=int, metavar="N", help="follow links at most N clicks deep (0 = no limit)")
+    parser.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
+    parser.add_argument(
+        "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
+    )
+    parser.add_argument("--max-urls-per-file", type=int, metavar="N", help="URLs per sitemap file (at most 50000)")
+    parser.add_argument("--max-bytes-per-file", type=int, metavar="N", help="uncompressed bytes per sitemap file")
+    parser.add_argument("--user-agent", metavar="UA", help="User-Agent header, also matched against robots.txt")
+    parser.add_argument(
+        "--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)"
+    )
+    parser.add_argument("--concurrency", type=int, metavar="N", help="parallel requests to the site (default: 4)")
+    parser.add_argument("--delay", type=float, metavar="SECONDS", help="pause between requests (default: 0.25)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="download timeout per request (default: 30)")
+    parser.add_argument("--retries", type=int, metavar="N", help="retries for 5xx and network errors (default: 2)")
+    parser.add_argument("--include", action="append", metavar="REGEX", help="list only URLs matching (repeatable)")
+    parser.add_argument("--exclude", action="append", metavar="REGEX", help="never list URLs matching (repeatable)")
+    parser.add_argument(
+        "--allow-type", action="append", metavar="TYPE", help="also list this media type, e.g. application/pdf"
+    )
+    parser.add_argument("--strip-param", action="append", metavar="GLOB", help="also drop query parameters matching")
+    parser.add_argument("--follow-nofollow", action="store_true", default=None, help="follow links of nofollow pages")
+    parser.add_argument(
+        "--images", action=argparse.BooleanOptionalAction, default=None, help="image:image entries (on)"
+    )
+    parser.add_argument(
+        "--videos", action=argparse.BooleanOptionalAction, default=None, help="video:video entries (on)"
+    )
+    parser.add_argument(
+        "--hreflang", action=argparse.BooleanOptionalAction, default=None, help="xhtml:link alternates (on)"
+    )
+    parser.add_argument("--max-images-per-url", type=int, metavar="N", help="images listed per URL (at most 1000)")
+    parser.add_argument("--image-max-pages", type=int, metavar="N", help="drop images found on more than N pages")
+    parser.add_argument("--news-name", metavar="NAME", help="Google News publication name; turns news sitemaps on")
+    parser.add_argument("--news-language", metavar="CODE", help="news language (default: each page's <html lang>)")
+    parser.add_argument("--news-pattern", action="append", metavar="REGEX", help="only matching URLs can be news")
+    parser.add_argument("--state", metavar="PATH", help="state store (default: DIR.state.sqlite beside DIR)")
+    parser.add_argument(
+        "--no-state", dest="use_state", action="store_false", default=None, help="no state store: a one-off crawl"
+    )
+    parser.add_argument("--resume", action="store_true", default=None, help="continue the interrupted last run")
+    parser.add_argument(
+        "--fingerprint-ignore", action="append", metavar="SELECTOR", help="CSS/XPath of volatile page parts"
+    )
+    parser.add_argument(
+        "--shard-strategy", choices=("sequential", "section", "date", "id"), help="how URLs are sharded"
+    )
+    parser.add_argument(
+        "--shard-section", action="append", metavar="NAME=REGEX", help="a section for --shard-strategy section"
+    )
+    parser.add_argument("--shard-id-pattern", metavar="REGEX", help="regex whose group is the numeric ID (id strategy)")
+    parser.add_argument("--shard-id-range", type=int, metavar="N", help="IDs per group for the id strategy")
+    parser.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
+    parser.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
+    parser.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
+    parser.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")
+    parser.add_argument("--indexnow-key-location", metavar="URL", help="where the site serves the key file")
+    parser.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
+    )
+    parser.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress line")
 
 
 def load_config_file(path: str) -> dict[str, Any]:
@@ -227,6 +287,11 @@ def build_settings(args: argparse.Namespace) -> Settings:
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
     settings.set("LOG_FORMAT", "%(levelname)s: %(message)s", priority="cmdline")
     settings.set("SITEMAP_START_URL", args.url, priority="cmdline")
+    if args.command == "update":
+        if not args.add and not args.remove:
+            raise UsageError("update needs at least one --add or --remove URL")
+        settings.set("SITEMAP_UPDATE_ADD", args.add, priority="cmdline")
+        settings.set("SITEMAP_UPDATE_REMOVE", args.remove, priority="cmdline")
     layers: list[dict[str, Any]] = []
     if args.config:
         file_options = load_config_file(args.config)
@@ -261,11 +326,19 @@ def _sections(values: list[str]) -> dict[str, str]:
 
 
 def check_state(config: SitemapConfig) -> None:
-    """Refuse early when another run holds the state store."""
+    """Refuse early when another run holds the state store, or when an
+    update has no earlier published crawl to build on."""
     if config.state_path is None:
+        if config.updating:
+            raise UsageError("update needs the state store of an earlier crawl (drop --no-state)")
         return
     try:
-        StateStore(config.state_path).close()
+        store = StateStore(config.state_path)
+        try:
+            if config.updating and store.last_published_run() is None:
+                raise UsageError(f"update needs an earlier published crawl in {config.state_path}; run crawl first")
+        finally:
+            store.close()
     except StateLocked as error:
         raise UsageError(str(error)) from None
     except sqlite3.DatabaseError as error:
@@ -375,6 +448,32 @@ def crawl_failure(stats: dict[str, Any], config: SitemapConfig) -> str:
     return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"
 
 
+def run_serve(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("SITEMAP_WEBHOOK_TOKEN", "")
+    if len(token) < 8:
+        raise UsageError("serve needs a shared secret of at least 8 characters (--token or $SITEMAP_WEBHOOK_TOKEN)")
+    host, _, port = args.listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--listen expects HOST:PORT, not {args.listen!r}")
+    command = [sys.executable, "-m", "crawler.cli", "update", args.url, "--out", args.out, "-q"]
+    if args.config:
+        command += ["--config", args.config]
+    try:
+        server = WebhookServer((host, int(port)), token, command)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {args.listen}: {error.strerror or error}") from None
+    bound_port = server.server_address[1]
+    print(f"listening on http://{host}:{bound_port}/update", file=sys.stderr, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return EXIT_OK
+
+
 def run_validate(args: argparse.Namespace) -> int:
     target = str(args.target)
     remote = target.startswith(("http://", "https://"))
@@ -405,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         if args.command == "validate":
             return run_validate(args)
+        if args.command == "serve":
+            return run_serve(args)
         settings = build_settings(args)
         config = SitemapConfig.from_settings(settings)
         check_writable(config.output_dir, "output folder")

@@ -26,6 +26,7 @@ class Reason(StrEnum):
     OUT_OF_SCOPE = "out-of-scope"
     EXCLUDED = "excluded"
     LIMIT = "limit"
+    REMOVED = "removed"  # dropped by `update --remove`
 
 
 def stats_key(*parts: str) -> str:

@@ -180,6 +180,10 @@ class StateStore:
         ).fetchone()
         return int(row[0]) if row else None
 
+    def last_published_run(self) -> int | None:
+        row = self.db.execute("SELECT max(id) FROM run WHERE status = 'published'").fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return str(row[0]) if row else None

@@ -176,6 +176,9 @@ class SitemapExportPipeline:
         assert self.spool is not None and self.staging is not None
         stats = self.crawler.stats
         try:
+            state = CrawlState.of(self.crawler)
+            if reason == "finished" and self.config.updating and state is not None:
+                self._carry_forward(state)
             count = len(self.spool)
             if reason != "finished":
                 stats.set_value(stats_key("failure"), f"crawl {reason}: previous sitemaps kept")
@@ -186,7 +189,6 @@ class SitemapExportPipeline:
             self._warn_outside_base()
             moment = datetime.now(UTC)
             news = news_entries(self.spool, self.config, moment) if self.config.news_name else ()
-            state = CrawlState.of(self.crawler)
             if state is None:
                 pairs = site_entries(self.spool, self.spool, self.config, self.warn)
                 self.result = write_sitemaps(
@@ -223,6 +225,25 @@ class SitemapExportPipeline:
         finally:
             self.spool.close()
             self.publisher.abort(self.staging)
+
+    def _carry_forward(self, state: CrawlState) -> None:
+        """An update keeps every URL the last published run listed that it did
+        not touch, exactly as it was written then."""
+        previous = state.store.previous_run(state.run)
+        if previous is None:
+            return
+        assert self.spool is not None
+        touched = state.store.processed(state.run)
+        carried = state.store.carry_forward(state.run, previous, touched)
+        for url in carried:
+            page, stored = state.store.get(url), state.store.facts(url)
+            if page is None or stored is None:
+                continue
+            facts = PageFacts.from_dict(stored)
+            entry = UrlEntry(url, page.lastmod, tuple(facts.alternates), tuple(facts.images), tuple(facts.videos))
+            self.spool.add(entry, facts.news.to_dict() if facts.news else None, page.shard_group or "")
+        state.store.commit()
+        self.crawler.stats.set_value(stats_key("carried"), len(carried))
 
     def _report_removals(self, state: CrawlState) -> None:
         """URLs the last published run listed that this one does not, and why."""

@@ -86,6 +86,13 @@ class SitemapConfig:
     indexnow_key: str | None
     indexnow_key_location: str | None
     indexnow_batch: int
+    update_add: tuple[str, ...]
+    update_remove: tuple[str, ...]
+
+    @property
+    def updating(self) -> bool:
+        """An event-driven update: only some URLs are fetched or dropped."""
+        return bool(self.update_add or self.update_remove)
 
     def news_candidate(self, url: str) -> bool:
         """Whether *url* may be a news article (news on, URL patterns match)."""
@@ -164,6 +171,10 @@ class SitemapConfig:
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             **_indexnow(settings, start_url),
+            update_add=tuple(_absolute_url("--add", u, strip) for u in _strings(settings, "SITEMAP_UPDATE_ADD")),
+            update_remove=tuple(
+                _absolute_url("--remove", u, strip) for u in _strings(settings, "SITEMAP_UPDATE_REMOVE")
+            ),
         )
 
 

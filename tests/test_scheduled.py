@@ -9,6 +9,8 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -282,3 +284,99 @@ def test_indexnow_refuses_without_key_file(
     result = run(server, tmp_path / "public", "--indexnow-endpoint", endpoint, "--indexnow-key", "missingkey123")
     assert "IndexNow: not sent: key file" in result.process.stderr and "answered HTTP 404" in result.process.stderr
     assert recorder.statuses == []
+
+
+def test_update_fetches_only_the_given_urls(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, site = live
+    out = tmp_path / "public"
+    run(server, out)
+    shards = shard_of(out)
+    before = lastmods(out)
+    edit(site / "products/p3.html", "10 EUR", "12 EUR")
+    (site / "products/p9.html").write_text("<html><body><h1>Product 9</h1></body></html>")
+    (site / "products/p8.html").unlink()
+    age_files(out)
+    server.reset()
+    result = run_cli(
+        "update",
+        server.url(),
+        "--out",
+        str(out),
+        "-q",
+        "--delay",
+        "0",
+        *OPTIONS,
+        "--add",
+        server.url("/products/p3.html"),
+        "--add",
+        server.url("/products/p9.html"),
+        "--remove",
+        server.url("/products/p8.html"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(server.paths()) == ["/products/p3.html", "/products/p9.html", "/robots.txt"]
+    after = shard_of(out)
+    assert url_set(after) == url_set(shards) - {server.url("/products/p8.html")} | {server.url("/products/p9.html")}
+    assert after[server.url("/products/p9.html")] == shards[server.url("/products/p8.html")]  # the open shard
+    marks = lastmods(out)
+    assert marks[server.url("/products/p3.html")] != before[server.url("/products/p3.html")]
+    unchanged = {
+        u: m for u, m in marks.items() if u not in (server.url("/products/p3.html"), server.url("/products/p9.html"))
+    }
+    assert unchanged == {u: m for u, m in before.items() if u in unchanged}
+    assert rewritten(out) == {
+        shards[server.url("/products/p3.html")],
+        shards[server.url("/products/p8.html")],
+        "sitemap.xml",
+    }
+    removals = [json.loads(line) for line in (tmp_path / "public.removals.jsonl").read_text().splitlines()]
+    assert removals == [
+        {"url": server.url("/products/p8.html"), "status": None, "outcome": "excluded", "reason": "removed"}
+    ]
+    assert run_cli("validate", str(out)).returncode == 0
+
+
+def test_update_needs_an_earlier_crawl(tmp_path: Path) -> None:
+    result = run_cli("update", "http://127.0.0.1/", "--out", str(tmp_path / "out"), "--add", "http://127.0.0.1/x")
+    assert result.returncode == 2 and "run crawl first" in result.stderr
+    assert run_cli("update", "http://127.0.0.1/", "--out", str(tmp_path / "out")).returncode == 2
+
+
+def url_set(mapping: dict[str, str]) -> set[str]:
+    return set(mapping)
+
+
+def test_webhook_runs_updates(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, site = live
+    out = tmp_path / "public"
+    run(server, out)
+    (site / "products/p9.html").write_text("<html><body><h1>Product 9</h1></body></html>")
+    env = {**os.environ, "SITEMAP_WEBHOOK_TOKEN": "s3cret-token"}
+    command = [str(CLI), "serve", server.url(), "--out", str(out), "--listen", "127.0.0.1:0"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith("listening on http://127.0.0.1:")
+        endpoint = line.split()[-1]
+        body = json.dumps({"add": [server.url("/products/p9.html")]}).encode()
+
+        def post(token: str, data: bytes = body) -> tuple[int, dict[str, object]]:
+            request = urllib.request.Request(
+                endpoint, data=data, method="POST", headers={"Authorization": f"Bearer {token}"}
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    return response.status, json.loads(response.read())
+            except urllib.error.HTTPError as error:
+                return error.code, json.loads(error.read())
+
+        assert post("wrong")[0] == 401
+        assert post("s3cret-token", b"not json")[0] == 400
+        status, outcome = post("s3cret-token")
+        assert status == 200, outcome
+        assert server.url("/products/p9.html") in shard_of(out)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0

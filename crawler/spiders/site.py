@@ -77,6 +77,14 @@ class SiteSpider(Spider):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.config.updating:
+            for url in self.config.update_remove:
+                self.seen.add(url)
+                yield PageFacts(url=url, error=Reason.REMOVED, detail="removed by update")
+            for url in self.config.update_add:
+                for output in self.follow_url(url, depth=0, referrer=None):
+                    yield output
+            return
         if self.state is not None and self.state.resumed:
             for output in self.resume():
                 yield output
@@ -189,6 +197,8 @@ class SiteSpider(Spider):
             yield link, facts.depth + 1
 
     def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
+        if self.config.updating:
+            return  # an update fetches the URLs it was given, nothing else
         for target, depth in self.targets(facts):
             chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
             yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
@@ -276,7 +286,7 @@ class SiteSpider(Spider):
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         """Schedule the sitemaps that the site's robots.txt names (SPEC S2)."""
-        if not self.scope.contains(request.url):
+        if not self.scope.contains(request.url) or self.config.updating:
             return
         inner = getattr(robotparser, "rp", None)
         for url in list(getattr(inner, "sitemaps", None) or [])[:MAX_SITEMAP_FILES]:
