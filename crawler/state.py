@@ -114,9 +114,14 @@ class StateStore:
         self._lock_file.write(f"pid {os.getpid()}\n")
         self._lock_file.flush()
         self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+        except BaseException:
+            self.db.close()
+            self._lock_file.close()  # closing the file releases the lock
+            raise
         self._pending = 0
         self._committed = time.monotonic()
         self.db.execute("BEGIN")

@@ -1,0 +1,101 @@
+"""Unit tests: the state store (schema migrations, lock, shard assignment)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crawler.state import SCHEMA_VERSION, StateLocked, StateStore
+
+NOW = "2026-11-30T10:00:00Z"
+
+
+def test_new_store_has_the_current_schema(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "s.sqlite")
+    try:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        store.close()
+
+
+def test_version_1_store_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    db = sqlite3.connect(path)
+    from crawler.state import _MIGRATIONS
+
+    for statement in _MIGRATIONS[1].split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute("INSERT INTO page (url, first_seen, last_seen, last_run, outcome) VALUES ('u', 'a', 'a', 1, 'listed')")
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    store = StateStore(path)
+    try:
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert store.db.execute("SELECT url, changed_run FROM page").fetchall() == [("u", None)]
+    finally:
+        store.close()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(ValueError, match="newer than this program"):
+        StateStore(path)
+
+
+def test_lock_refuses_a_second_holder_and_dies_with_the_process(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    store = StateStore(path)
+    code = """
+import pathlib, sys
+from crawler.state import StateStore, StateLocked
+try:
+    StateStore(pathlib.Path(sys.argv[1]))
+except StateLocked as error:
+    print(error)
+"""
+    other = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert "is in use by pid" in other.stdout
+    with pytest.raises(StateLocked):
+        StateStore(path)
+    store.close()
+    StateStore(path).close()  # free again
+
+
+def test_shards_are_stable_and_filled_in_order(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "s.sqlite")
+    try:
+        run, _ = store.begin_run(NOW, resume=False)
+        for i in range(5):
+            store.record(run, NOW, f"u{i}", status=200, outcome="listed", reason=None, facts={})
+        place = store.shard_assigner(max_urls=2)
+        assert [place(f"u{i}", "") for i in range(5)] == [(1, 0), (1, 1), (2, 0), (2, 1), (3, 0)]
+        assert place("u1", "") == (1, 1)  # kept
+        assert place("u1", "blog") == (1, 0)  # a new group starts its own shards
+        again = store.shard_assigner(max_urls=2)
+        store.record(run, NOW, "u9", status=200, outcome="listed", reason=None, facts={})
+        assert again("u9", "") == (3, 1)  # the open shard of the group
+    finally:
+        store.close()
+
+
+def test_resume_reuses_the_open_run(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "s.sqlite")
+    try:
+        first, resumed = store.begin_run(NOW, resume=False)
+        assert not resumed
+        again, resumed = store.begin_run(NOW, resume=True)
+        assert (again, resumed) == (first, True)
+        store.finish_run(first, "published", NOW)
+        fresh, resumed = store.begin_run(NOW, resume=True)
+        assert fresh == first + 1 and not resumed  # nothing to resume
+    finally:
+        store.close()
