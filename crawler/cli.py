@@ -115,6 +115,8 @@ _OPTION_SETTINGS = {
     "shard_id_pattern": "SITEMAP_SHARD_ID_PATTERN",
     "shard_id_range": "SITEMAP_SHARD_ID_RANGE",
     "compact": "SITEMAP_COMPACT",
+    "delta": "SITEMAP_DELTA",
+    "delta_rotate": "SITEMAP_DELTA_ROTATE",
     "removals": "SITEMAP_REMOVALS_PATH",
     "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
     "indexnow_key": "SITEMAP_INDEXNOW_KEY",
@@ -246,6 +248,8 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard-id-pattern", metavar="REGEX", help="regex whose group is the numeric ID (id strategy)")
     parser.add_argument("--shard-id-range", type=int, metavar="N", help="IDs per group for the id strategy")
     parser.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
+    parser.add_argument("--delta", action="store_true", default=None, help="new/changed URLs go to a delta sitemap")
+    parser.add_argument("--delta-rotate", type=int, metavar="N", help="runs between full generations (default 7)")
     parser.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
     parser.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
     parser.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")

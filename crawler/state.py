@@ -257,6 +257,11 @@ class StateStore:
             (fingerprint, lastmod, last_changed, run, changed, run, url),
         )
 
+    def changed_since(self, run: int, listed_by: int) -> set[str]:
+        """URLs listed by *listed_by* that were added or changed after *run*."""
+        rows = self.db.execute("SELECT url FROM page WHERE changed_run > ? AND listed_run = ?", (run, listed_by))
+        return {str(row[0]) for row in rows}
+
     def changed_in(self, run: int) -> list[str]:
         """URLs that *run* listed for the first time or with new content."""
         rows = self.db.execute("SELECT url FROM page WHERE changed_run = ? AND listed_run = ? ORDER BY url", (run, run))

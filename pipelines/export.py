@@ -51,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 #: Google News: at most 1,000 news:news per sitemap.
 MAX_NEWS_PER_FILE = 1000
+#: Shard group of the delta sitemap: URLs added or changed since the last full generation.
+DELTA_GROUP = "delta"
 Warn = Callable[[str, str, str], None]
 
 
@@ -152,6 +154,7 @@ class SitemapExportPipeline:
         self.staging: Path | None = None
         self.spool: UrlSpool | None = None
         self.result: PublishResult | None = None
+        self._full_generation = True
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -202,7 +205,7 @@ class SitemapExportPipeline:
             else:
                 if self.config.compact:
                     state.store.reset_shards()
-                self.spool.assign(state.store.shard_assigner(self.config.max_urls_per_file))
+                self.spool.assign(self._placer(state))
                 pairs = site_entries(self.spool.by_shard(), self.spool, self.config, self.warn)
                 shards = write_assigned(pairs, self.staging, self.config, state.store)
                 state.store.commit()
@@ -210,6 +213,9 @@ class SitemapExportPipeline:
                     (), self.publisher, self.staging, self.config, w3c_datetime(moment), news=news, shards=shards
                 )
                 self._report_removals(state)
+                if self.config.delta and self._full_generation:
+                    state.store.set_meta("last_full_run", str(state.run))
+                    state.store.commit()
         except (OSError, ValueError) as error:
             logger.error("Sitemaps not published: %s", error)
             stats.set_value(stats_key("failure"), f"export failed: {error}")
@@ -225,6 +231,28 @@ class SitemapExportPipeline:
         finally:
             self.spool.close()
             self.publisher.abort(self.staging)
+
+    def _placer(self, state: CrawlState) -> Callable[[str, str], tuple[str, int, int]]:
+        """Where each URL goes: its stable shard, or the delta shard when delta
+        sitemaps are on and it was added or changed since the last full generation."""
+        assign = state.store.shard_assigner(self.config.max_urls_per_file)
+        delta: set[str] = set()
+        self._full_generation = True
+        if self.config.delta:
+            last_full = state.store.get_meta("last_full_run")
+            if last_full is not None and state.run - int(last_full) < self.config.delta_rotate:
+                self._full_generation = False
+                delta = state.store.changed_since(int(last_full), state.run)
+        self.crawler.stats.set_value(stats_key("delta_urls"), len(delta))
+        counter = iter(range(10**9))
+
+        def place(url: str, group: str) -> tuple[str, int, int]:
+            if url in delta:
+                number = next(counter)
+                return DELTA_GROUP, number // self.config.max_urls_per_file + 1, number
+            return (group, *assign(url, group))
+
+        return place
 
     def _carry_forward(self, state: CrawlState) -> None:
         """An update keeps every URL the last published run listed that it did

@@ -86,6 +86,8 @@ class SitemapConfig:
     indexnow_key: str | None
     indexnow_key_location: str | None
     indexnow_batch: int
+    delta: bool
+    delta_rotate: int
     update_add: tuple[str, ...]
     update_remove: tuple[str, ...]
 
@@ -171,6 +173,8 @@ class SitemapConfig:
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             **_indexnow(settings, start_url),
+            delta=settings.getbool("SITEMAP_DELTA"),
+            delta_rotate=_int(settings, "SITEMAP_DELTA_ROTATE", 1),
             update_add=tuple(_absolute_url("--add", u, strip) for u in _strings(settings, "SITEMAP_UPDATE_ADD")),
             update_remove=tuple(
                 _absolute_url("--remove", u, strip) for u in _strings(settings, "SITEMAP_UPDATE_REMOVE")
@@ -254,7 +258,7 @@ def _sections(settings: BaseSettings) -> tuple[tuple[str, re.Pattern[str]], ...]
         raise ValueError("SITEMAP_SHARD_SECTIONS must map section names to URL patterns")  # noqa: TRY004
     sections = []
     for name, pattern in raw.items():
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)):
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)) or name == "delta":
             raise ValueError(f"SITEMAP_SHARD_SECTIONS: section name {name!r} must be lower-case letters, digits, '-'")
         try:
             sections.append((str(name), re.compile(str(pattern))))

@@ -380,3 +380,30 @@ def test_webhook_runs_updates(live: tuple[SiteServer, Path], tmp_path: Path) -> 
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
     assert process.returncode == 0
+
+
+def test_delta_sitemap_and_rotation(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, site = live
+    out = tmp_path / "public"
+    options = ("--delta", "--delta-rotate", "3")
+    run(server, out, *options)
+    full = shard_of(out)
+    assert not any("delta" in name for name in full.values())
+    edit(site / "products/p3.html", "10 EUR", "12 EUR")
+    (site / "products/p9.html").write_text("<html><body><h1>Product 9</h1></body></html>")
+    edit(site / "index.html", "</body>", '<a href="/products/p9.html">p9</a></body>')
+    run(server, out, *options)
+    names = shard_of(out)
+    delta = {u for u, name in names.items() if name == "sitemap-delta-1.xml"}
+    assert delta == {server.url("/"), server.url("/products/p3.html"), server.url("/products/p9.html")}
+    assert all(names[u] == full[u] for u in names if u not in delta)  # the rest stays where it was
+    assert run_cli("validate", str(out)).returncode == 0  # no loc in two files
+    age_files(out)
+    run(server, out, *options)  # nothing changed: the delta stays, nothing is rewritten
+    assert rewritten(out) == set()
+    run(server, out, *options)  # third run since the full generation: merge back
+    merged = shard_of(out)
+    assert not any("delta" in name for name in merged.values())
+    assert merged[server.url("/products/p3.html")] == full[server.url("/products/p3.html")]
+    assert merged[server.url("/")] == full[server.url("/")]
+    assert server.url("/products/p9.html") in merged

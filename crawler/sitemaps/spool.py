@@ -99,15 +99,17 @@ class UrlSpool:
         """Every listed URL in shard order (see :meth:`assign`)."""
         return self._select("ORDER BY grp, shard, pos, loc")
 
-    def assign(self, place: Callable[[str, str], tuple[int, int]]) -> None:
-        """Give every URL, in loc order, the (shard, position) *place* chooses."""
+    def assign(self, place: Callable[[str, str], tuple[str, int, int]]) -> None:
+        """Give every URL, in loc order, the (group, shard, position) *place* chooses."""
         self._flush()
         rows = self._db.execute("SELECT loc, grp FROM entry ORDER BY loc").fetchall()
         with self._db:
             self._db.execute("BEGIN")
             for loc, group in rows:
-                shard, position = place(str(loc), str(group))
-                self._db.execute("UPDATE entry SET shard = ?, pos = ? WHERE loc = ?", (shard, position, loc))
+                new_group, shard, position = place(str(loc), str(group))
+                self._db.execute(
+                    "UPDATE entry SET grp = ?, shard = ?, pos = ? WHERE loc = ?", (new_group, shard, position, loc)
+                )
 
     def _select(self, order: str) -> Iterator[SpooledUrl]:
         self._flush()
