@@ -267,17 +267,22 @@ class StateStore:
         rows = self.db.execute("SELECT url FROM page WHERE changed_run = ? AND listed_run = ? ORDER BY url", (run, run))
         return [str(row[0]) for row in rows]
 
-    def carry_forward(self, run: int, previous: int, exclude: set[str]) -> list[str]:
-        """Mark URLs that *previous* listed as listed by *run* too (an update
-        that fetched only some URLs); return them, in URL order."""
+    def carry_forward(self, run: int, previous: int) -> Iterator[tuple[str, str | None, dict[str, Any], str]]:
+        """URLs that *previous* listed and *run* did not touch, as
+        (url, lastmod, facts, shard group); once consumed, they count as
+        listed by *run* too (an update that fetched only some URLs)."""
         rows = self.db.execute(
-            "SELECT url FROM page WHERE listed_run = ? AND outcome = 'listed' ORDER BY url", (previous,)
-        ).fetchall()
-        carried = [str(row[0]) for row in rows if row[0] not in exclude]
-        self.db.executemany(
-            "UPDATE page SET listed_run = ?, last_run = ? WHERE url = ?", [(run, run, u) for u in carried]
+            "SELECT url, lastmod, facts, shard_group FROM page WHERE listed_run = ? AND outcome = 'listed'"
+            " AND last_run != ?",
+            (previous, run),
         )
-        return carried
+        for url, lastmod, blob, group in rows:
+            yield str(url), lastmod, json.loads(zlib.decompress(blob)) if blob else {}, str(group or "")
+        self.db.execute(
+            "UPDATE page SET listed_run = ?, last_run = ?"
+            " WHERE listed_run = ? AND outcome = 'listed' AND last_run != ?",
+            (run, run, previous, run),
+        )
 
     def processed(self, run: int) -> set[str]:
         """URLs whose outcome this run already recorded (for resuming)."""

@@ -261,17 +261,14 @@ class SitemapExportPipeline:
         if previous is None:
             return
         assert self.spool is not None
-        touched = state.store.processed(state.run)
-        carried = state.store.carry_forward(state.run, previous, touched)
-        for url in carried:
-            page, stored = state.store.get(url), state.store.facts(url)
-            if page is None or stored is None:
-                continue
-            facts = PageFacts.from_dict(stored)
-            entry = UrlEntry(url, page.lastmod, tuple(facts.alternates), tuple(facts.images), tuple(facts.videos))
-            self.spool.add(entry, facts.news.to_dict() if facts.news else None, page.shard_group or "")
+        carried = 0
+        for url, lastmod, stored, group in state.store.carry_forward(state.run, previous):
+            facts = PageFacts.from_dict({**stored, "url": url})
+            entry = UrlEntry(url, lastmod, tuple(facts.alternates), tuple(facts.images), tuple(facts.videos))
+            self.spool.add(entry, facts.news.to_dict() if facts.news else None, group)
+            carried += 1
         state.store.commit()
-        self.crawler.stats.set_value(stats_key("carried"), len(carried))
+        self.crawler.stats.set_value(stats_key("carried"), carried)
 
     def _report_removals(self, state: CrawlState) -> None:
         """URLs the last published run listed that this one does not, and why."""
