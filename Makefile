@@ -36,3 +36,4 @@ bench-tools:
 
 bench: install bench-tools
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/scheduled.py

@@ -57,10 +57,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_measured(command: list[str], timeout: float = 1800) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) of that one child, and its stdout."""
+def run_measured(command: list[str], timeout: float = 1800, stderr: bool = False) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) of that one child, and its stdout (and stderr if asked)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if stderr else subprocess.DEVNULL, text=True
+    )
     assert process.stdout is not None
     output = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)

@@ -102,14 +102,21 @@ class UrlSpool:
     def assign(self, place: Callable[[str, str], tuple[str, int, int]]) -> None:
         """Give every URL, in loc order, the (group, shard, position) *place* chooses."""
         self._flush()
-        rows = self._db.execute("SELECT loc, grp FROM entry ORDER BY loc").fetchall()
-        with self._db:
-            self._db.execute("BEGIN")
-            for loc, group in rows:
-                new_group, shard, position = place(str(loc), str(group))
-                self._db.execute(
-                    "UPDATE entry SET grp = ?, shard = ?, pos = ? WHERE loc = ?", (new_group, shard, position, loc)
-                )
+        last = ""
+        while True:  # in pages, so memory stays flat whatever the number of URLs
+            rows = self._db.execute(
+                "SELECT loc, grp FROM entry WHERE loc > ? ORDER BY loc LIMIT 10000", (last,)
+            ).fetchall()
+            if not rows:
+                return
+            with self._db:
+                self._db.execute("BEGIN")
+                for loc, group in rows:
+                    new_group, shard, position = place(str(loc), str(group))
+                    self._db.execute(
+                        "UPDATE entry SET grp = ?, shard = ?, pos = ? WHERE loc = ?", (new_group, shard, position, loc)
+                    )
+            last = str(rows[-1][0])
 
     def _select(self, order: str) -> Iterator[SpooledUrl]:
         self._flush()
