@@ -51,20 +51,22 @@ Matcher = Callable[[etree._Element], Any]
 
 
 def compile_ignore(selectors: Iterable[str]) -> tuple[Matcher, ...]:
-    """Compile CSS selectors, or XPath expressions (starting with ``/`` or ``(``).
+    """Compile CSS selectors, or XPath expressions (starting with ``/`` or ``(``),
+    into one XPath union, so a page is walked once whatever their number.
 
     Raises ``ValueError`` naming the selector that does not compile.
     """
-    compiled: list[Matcher] = []
+    expressions: list[str] = []
     for selector in selectors:
         try:
             if selector.startswith(("/", "(")):
-                compiled.append(etree.XPath(selector))
+                etree.XPath(selector)
+                expressions.append(selector)
             else:
-                compiled.append(CSSSelector(selector, translator="html"))
+                expressions.append(CSSSelector(selector, translator="html").path)
         except Exception as error:  # noqa: BLE001 - cssselect and lxml raise several types
             raise ValueError(f"cannot use {selector!r} to ignore page parts: {error}") from None
-    return tuple(compiled)
+    return (etree.XPath(" | ".join(f"({e})" if e.startswith("(") else e for e in expressions)),) if expressions else ()
 
 
 def content_digest(root: etree._Element, title: str | None, ignore: tuple[Matcher, ...]) -> str:
@@ -79,7 +81,7 @@ def content_digest(root: etree._Element, title: str | None, ignore: tuple[Matche
         for element in matcher(body):
             if isinstance(element, etree._Element):
                 element.clear(keep_tail=True)
-    text = " ".join(" ".join(body.itertext()).split())
+    text = " ".join(etree.tostring(body, method="text", encoding=str, with_tail=False).split())
     text = _TIMESTAMPS.sub("", text)
     digest = hashlib.sha256()
     digest.update((title or "").encode())

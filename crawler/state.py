@@ -221,11 +221,12 @@ class StateStore:
         status: int | None,
         outcome: str,
         reason: str | None,
-        facts: dict[str, Any],
+        facts: dict[str, Any] | None,
         validators: tuple[str | None, str | None] | None = None,
     ) -> None:
-        """Record this run's outcome for *url* (history kept on change)."""
-        blob = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 6)
+        """Record this run's outcome for *url* (history kept on change);
+        *facts* ``None`` keeps the stored ones (a 304 changes nothing)."""
+        blob = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1) if facts is not None else None
         previous = self.db.execute("SELECT status, outcome, reason FROM page WHERE url = ?", (url,)).fetchone()
         if previous is None:
             self.db.execute(
@@ -235,8 +236,8 @@ class StateStore:
             )
         else:
             self.db.execute(
-                "UPDATE page SET last_seen = ?, last_run = ?, status = ?, outcome = ?, reason = ?, facts = ?"
-                " WHERE url = ?",
+                "UPDATE page SET last_seen = ?, last_run = ?, status = ?, outcome = ?, reason = ?,"
+                " facts = coalesce(?, facts) WHERE url = ?",
                 (now, run, status, outcome, reason, blob, url),
             )
         if previous is None or tuple(previous) != (status, outcome, reason):

@@ -104,7 +104,7 @@ class StatePipeline:
                 status=item.status,
                 outcome="listed",
                 reason=None,
-                facts=item.to_dict(),
+                facts=None if item.replayed == "304" else item.to_dict(),
                 validators=self._validators(item),
             )
         changed = previous is None or previous.fingerprint != new_fingerprint
@@ -129,7 +129,7 @@ class StatePipeline:
             status=item.status,
             outcome="excluded",
             reason=reason,
-            facts=item.to_dict(),
+            facts=None if item.replayed == "304" else item.to_dict(),
             validators=self._validators(item),
         )
 
