@@ -73,11 +73,11 @@ def run_measured(command: list[str], timeout: float = 1800, stderr: bool = False
     return elapsed, usage.ru_maxrss / 1024, output
 
 
-def start_nginx(root: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_nginx(root: Path, port: int | None = None) -> tuple[subprocess.Popen[bytes], int]:
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(nginx).exists():
         raise SystemExit("nginx is needed: apt-get install nginx-light (or run `make bench`)")
-    port = free_port()
+    port = port or free_port()
     (WORK / "tmp").mkdir(parents=True, exist_ok=True)
     conf = WORK / "nginx.conf"
     conf.write_text(NGINX_CONF.format(work=WORK, port=port, root=root))

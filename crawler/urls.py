@@ -126,9 +126,9 @@ def normalize_url(
     if parts.username or parts.password:
         userinfo = parts.netloc.rsplit("@", 1)[0]
         netloc = f"{userinfo}@{netloc}"
-    path = _ESCAPE.sub(_normalize_escape, parts.path) or "/"
+    path = (_ESCAPE.sub(_normalize_escape, parts.path) if "%" in parts.path else parts.path) or "/"
     path = _remove_dot_segments(path)
-    query = params(_ESCAPE.sub(_normalize_escape, parts.query))
+    query = params(_ESCAPE.sub(_normalize_escape, parts.query) if "%" in parts.query else parts.query)
     return urlunsplit((scheme, netloc, path, query, ""))
 
 

@@ -199,7 +199,10 @@ class SiteSpider(Spider):
     def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
         if self.config.updating:
             return  # an update fetches the URLs it was given, nothing else
+        seen = self.seen
         for target, depth in self.targets(facts):
+            if target in seen:
+                continue  # the common case, checked before any generator is made
             chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
             yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
 
