@@ -99,3 +99,53 @@ def test_resume_reuses_the_open_run(tmp_path: Path) -> None:
         assert fresh == first + 1 and not resumed  # nothing to resume
     finally:
         store.close()
+
+
+def _config(**settings: object):  # type: ignore[no-untyped-def]
+    from scrapy.settings import Settings
+
+    from settings.config import SitemapConfig
+
+    values = Settings()
+    values.setmodule("settings")
+    values.set("SITEMAP_START_URL", "https://e.com/")
+    for key, value in settings.items():
+        values.set(key, value)
+    return SitemapConfig.from_settings(values)
+
+
+def test_shard_groups_by_strategy() -> None:
+    from crawler.items import PageFacts
+    from crawler.news import NewsArticle
+    from pipelines.state import shard_group
+
+    page = PageFacts(url="https://e.com/products/item-123456.html", modified_hint="2026-10-03T10:00:00Z")
+    assert shard_group(page, _config(), NOW) == ""
+    sections = _config(SITEMAP_SHARD_STRATEGY="section", SITEMAP_SHARD_SECTIONS={"products": "/products/"})
+    assert shard_group(page, sections, NOW) == "products"
+    assert shard_group(PageFacts(url="https://e.com/about"), sections, NOW) == ""
+    by_date = _config(SITEMAP_SHARD_STRATEGY="date")
+    assert shard_group(page, by_date, NOW) == "2026-10"
+    assert shard_group(PageFacts(url="https://e.com/x"), by_date, NOW) == "2026-11"  # first seen
+    news = PageFacts(url="https://e.com/n", news=NewsArticle("2025-01-02T00:00:00Z", "t", "en"))
+    assert shard_group(news, by_date, NOW) == "2025-01"
+    by_id = _config(SITEMAP_SHARD_STRATEGY="id", SITEMAP_SHARD_ID_PATTERN=r"item-(\d+)", SITEMAP_SHARD_ID_RANGE=100000)
+    assert shard_group(page, by_id, NOW) == "id-100000"
+    assert shard_group(PageFacts(url="https://e.com/about"), by_id, NOW) == "id-none"
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"SITEMAP_SHARD_STRATEGY": "random"}, "must be one of"),
+        ({"SITEMAP_SHARD_STRATEGY": "id"}, "needs SITEMAP_SHARD_ID_PATTERN"),
+        ({"SITEMAP_SHARD_ID_PATTERN": "item-\\d+"}, "needs one group"),
+        ({"SITEMAP_SHARD_SECTIONS": {"Bad Name": "/x"}}, "section name"),
+        ({"SITEMAP_FINGERPRINT_IGNORE": ["div[["]}, "cannot use"),
+        ({"SITEMAP_INDEXNOW_KEY": "short"}, "needs both"),
+        ({"SITEMAP_INDEXNOW_KEY": "short", "SITEMAP_INDEXNOW_ENDPOINT": "https://i.org/x"}, "8 to 128"),
+    ],
+)
+def test_bad_scheduled_settings(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _config(**settings)
