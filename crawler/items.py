@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from crawler.news import NewsArticle
@@ -52,8 +52,11 @@ class PageFacts:
     shard_group: str = ""  # set by the state pipeline, by shard strategy
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """A JSON-ready dict; shallow (no deep copy of the link list, unlike asdict)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["robots"] = sorted(self.robots)
+        data["videos"] = [video.to_dict() for video in self.videos]
+        data["news"] = self.news.to_dict() if self.news else None
         return data
 
     @classmethod
