@@ -51,6 +51,15 @@ http {{
 """
 
 
+def crawl_command(url: str, out: Path, concurrency: int, *extra: str) -> list[str]:
+    """``sitemap-crawler crawl`` with politeness off and no limits, for benchmarks."""
+    return [
+        str(BIN / "sitemap-crawler"), "crawl", url, "--out", str(out), "-q", "--delay", "0",
+        "--concurrency", str(concurrency), "--set", f"CONCURRENT_REQUESTS={concurrency}",
+        "--max-pages", "0", "--max-query-variants", "0", *extra,
+    ]  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -117,24 +126,7 @@ def crawl_bench(pages: int, concurrency: int) -> None:
             print(f"nginx alone (wrk, {concurrency} connections): {capacity:,.0f} pages/s")
         out = WORK / "out"
         shutil.rmtree(out, ignore_errors=True)
-        ours_cmd = [
-            str(BIN / "sitemap-crawler"),
-            "crawl",
-            url,
-            "--out",
-            str(out),
-            "-q",
-            "--delay",
-            "0",
-            "--concurrency",
-            str(concurrency),
-            "--set",
-            f"CONCURRENT_REQUESTS={concurrency}",
-            "--max-pages",
-            "0",
-            "--max-query-variants",
-            "0",
-        ]
+        ours_cmd = crawl_command(url, out, concurrency)
         bare_cmd = [sys.executable, str(HERE / "bare_spider.py"), url, str(concurrency)]
         ours_time, ours_rss, _ = run_measured(ours_cmd)
         report = out.parent / f"{out.name}.crawl-report.jsonl"

@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.run import BIN, WORK, run_measured, start_nginx  # noqa: E402
+from bench.run import BIN, WORK, crawl_command, run_measured, start_nginx  # noqa: E402
 from bench.site import build_site, page_path  # noqa: E402
 from crawler.state import StateStore  # noqa: E402
 
@@ -41,26 +41,7 @@ def crawl_twice(pages: int, concurrency: int) -> None:
     folder.mkdir(parents=True)
     server, port = start_nginx(root)
     try:
-        command = [
-            str(BIN / "sitemap-crawler"),
-            "crawl",
-            f"http://127.0.0.1:{port}/",
-            "--out",
-            str(folder / "out"),
-            "--delay",
-            "0",
-            "--concurrency",
-            str(concurrency),
-            "--set",
-            f"CONCURRENT_REQUESTS={concurrency}",
-            "--max-pages",
-            "0",
-            "--max-query-variants",
-            "0",
-            "--max-urls-per-file",
-            "1000",
-            "-q",
-        ]
+        command = crawl_command(f"http://127.0.0.1:{port}/", folder / "out", concurrency, "--max-urls-per-file", "1000")
         first, first_rss, _ = run_measured(command, stderr=True)
         changed = 0
         for number in range(0, pages, 100):  # 1% of the pages get new content

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
-from scrapy.exceptions import NotConfigured
 
 from crawler.reasons import LimitReached, stats_key
 from crawler.runstate import CrawlState
@@ -98,10 +97,7 @@ class ConditionalRequestMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        state = CrawlState.of(crawler)
-        if state is None:
-            raise NotConfigured
-        return cls(state)
+        return cls(CrawlState.require(crawler))
 
     def process_request(self, request: Request) -> None:
         if not request.meta.get("page"):

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
+from scrapy.exceptions import NotConfigured
 
 from crawler.reasons import stats_key
 from crawler.sitemaps.xml import w3c_datetime
@@ -52,6 +53,14 @@ class CrawlState:
             crawler.signals.connect(state.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(state.engine_stopped, signal=signals.engine_stopped)
         setattr(crawler, _ATTR, state)
+        return state
+
+    @classmethod
+    def require(cls, crawler: Crawler) -> CrawlState:
+        """The crawl's state, for components that only make sense with one."""
+        state = cls.of(crawler)
+        if state is None:
+            raise NotConfigured  # the state store is off (SITEMAP_STATE): no warning for a deliberate choice
         return state
 
     def spider_opened(self) -> None:

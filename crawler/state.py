@@ -342,16 +342,6 @@ class StateStore:
         """Forget every shard assignment (compaction: the next export packs densely)."""
         self.db.execute("UPDATE page SET shard_group = NULL, shard = NULL, position = NULL")
 
-    def listed_in(self, run: int) -> Iterator[tuple[str, str, int, int]]:
-        """(url, group, shard, position) of every URL listed by *run*, in shard order."""
-        rows = self.db.execute(
-            "SELECT url, shard_group, shard, position FROM page WHERE listed_run = ? AND last_run = ?"
-            " AND outcome = 'listed' ORDER BY shard_group, shard, position, url",
-            (run, run),
-        )
-        for url, group, shard, position in rows:
-            yield str(url), str(group or ""), int(shard or 1), int(position or 0)
-
     def removed_since(self, run: int, previous: int) -> Iterator[tuple[str, int | None, str, str | None]]:
         """URLs listed by *previous* that *run* does not list: (url, status, outcome, reason)."""
         rows = self.db.execute(

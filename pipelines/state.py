@@ -14,7 +14,6 @@ import json
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
 
 from crawler.items import PageFacts
 from crawler.reasons import Excluded
@@ -77,10 +76,7 @@ class StatePipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        state = CrawlState.of(crawler)
-        if state is None:
-            raise NotConfigured
-        pipeline = cls(crawler, SitemapConfig.from_crawler(crawler), state)
+        pipeline = cls(crawler, SitemapConfig.from_crawler(crawler), CrawlState.require(crawler))
         crawler.signals.connect(pipeline.item_dropped, signal=signals.item_dropped)
         return pipeline
 
@@ -96,17 +92,7 @@ class StatePipeline:
         else:
             item.last_modified = item.modified_hint or item.last_modified
         item.shard_group = shard_group(item, self.config, previous.first_seen if previous else now)
-        if item.replayed != "resume":
-            store.record(
-                run,
-                now,
-                item.url,
-                status=item.status,
-                outcome="listed",
-                reason=None,
-                facts=None if item.replayed == "304" else item.to_dict(),
-                validators=self._validators(item),
-            )
+        self._record(item, "listed", None, now)
         changed = previous is None or previous.fingerprint != new_fingerprint
         store.record_listed(
             run,
@@ -119,15 +105,20 @@ class StatePipeline:
         return item
 
     def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
+        reason = str(exception.reason) if isinstance(exception, Excluded) else "error"
+        self._record(item, "excluded", reason, now_w3c())
+
+    def _record(self, item: PageFacts, outcome: str, reason: str | None, now: str) -> None:
+        """This run's outcome for the URL; a resumed replay was recorded before
+        the interruption, a 304 keeps the stored facts."""
         if item.replayed == "resume":
             return
-        reason = str(exception.reason) if isinstance(exception, Excluded) else "error"
         self.state.store.record(
             self.state.run,
-            now_w3c(),
+            now,
             item.url,
             status=item.status,
-            outcome="excluded",
+            outcome=outcome,
             reason=reason,
             facts=None if item.replayed == "304" else item.to_dict(),
             validators=self._validators(item),
