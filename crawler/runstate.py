@@ -9,6 +9,7 @@ store as published or failed; an interrupted one stays open, so
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -18,12 +19,15 @@ from scrapy.exceptions import NotConfigured
 from crawler.reasons import stats_key
 from crawler.sitemaps.xml import w3c_datetime
 from crawler.state import StateStore
+from crawler.urls import site_root
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = ["CrawlState", "now_w3c"]
+
+logger = logging.getLogger(__name__)
 
 _ATTR = "_sitemap_crawl_state"
 
@@ -48,6 +52,14 @@ class CrawlState:
         state = None
         if config.state_path is not None:
             store = StateStore(config.state_path)
+            origin = site_root(config.start_url)
+            if store.get_meta("origin") not in (None, origin):
+                # Another site's shards would leave this one numbered after them.
+                logger.warning(
+                    "State store %s was used for %s; shards start afresh", config.state_path, store.get_meta("origin")
+                )
+                store.reset_shards()
+            store.set_meta("origin", origin)
             run, resumed = store.begin_run(now_w3c(), config.resume)
             state = cls(crawler, store, run, resumed)
             crawler.signals.connect(state.spider_opened, signal=signals.spider_opened)

@@ -407,3 +407,16 @@ def test_delta_sitemap_and_rotation(live: tuple[SiteServer, Path], tmp_path: Pat
     assert merged[server.url("/products/p3.html")] == full[server.url("/products/p3.html")]
     assert merged[server.url("/")] == full[server.url("/")]
     assert server.url("/products/p9.html") in merged
+
+
+def test_state_reused_for_another_site_starts_shards_afresh(live: tuple[SiteServer, Path], tmp_path: Path) -> None:
+    server, _ = live
+    out = tmp_path / "public"
+    run(server, out)
+    other = SiteServer(sites={"127.0.0.1": "live"}, root=server.root).start()  # same pages, another port
+    try:
+        result = run(other, out)
+    finally:
+        other.stop()
+    assert sorted(set(shard_of(out).values())) == ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml"]
+    assert len(result.listed) == 11
