@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "PageState", "StateLocked", "StateStore"]
+__all__ = ["SCHEMA_VERSION", "UNKNOWN", "Listing", "PageState", "StateLocked", "StateStore"]
 
 SCHEMA_VERSION = 2
 _MIGRATIONS: dict[int, str] = {
@@ -60,6 +60,24 @@ _MIGRATIONS: dict[int, str] = {
     CREATE INDEX page_changed_run ON page (changed_run);
     """,
 }
+
+
+class Unknown:
+    """The type of :data:`UNKNOWN`: a URL's stored state not looked up yet."""
+
+
+UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What a listed URL's lastmod rests on; *changed* when the URL is new
+    or its content changed in this run (for deltas and IndexNow)."""
+
+    fingerprint: str
+    lastmod: str | None
+    last_changed: str | None
+    changed: bool
 
 
 class StateLocked(Exception):
@@ -223,39 +241,52 @@ class StateStore:
         reason: str | None,
         facts: dict[str, Any] | None,
         validators: tuple[str | None, str | None] | None = None,
+        listing: Listing | None = None,
+        previous: PageState | Unknown | None = UNKNOWN,
     ) -> None:
-        """Record this run's outcome for *url* (history kept on change);
-        *facts* ``None`` keeps the stored ones (a 304 changes nothing)."""
+        """Record this run's outcome for *url* (history kept on change).
+
+        *facts* ``None`` keeps the stored ones (a 304 changes nothing);
+        *validators* ``None`` keeps the stored ETag and Last-Modified;
+        *listing* sets what a listed URL's lastmod rests on. A caller that
+        has just read the URL's :class:`PageState` passes it as *previous*,
+        which spares a lookup: an unchanged page then costs one statement.
+        """
         blob = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1) if facts is not None else None
-        previous = self.db.execute("SELECT status, outcome, reason FROM page WHERE url = ?", (url,)).fetchone()
+        if isinstance(previous, Unknown):
+            previous = self.get(url)
         if previous is None:
             self.db.execute(
                 "INSERT INTO page (url, first_seen, last_seen, last_run, status, outcome, reason, facts)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (url, now, now, run, status, outcome, reason, blob),
             )
-        else:
-            self.db.execute(
-                "UPDATE page SET last_seen = ?, last_run = ?, status = ?, outcome = ?, reason = ?,"
-                " facts = coalesce(?, facts) WHERE url = ?",
-                (now, run, status, outcome, reason, blob, url),
-            )
-        if previous is None or tuple(previous) != (status, outcome, reason):
+        if previous is None or (previous.status, previous.outcome, previous.reason) != (status, outcome, reason):
             self.db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?)", (url, run, status, outcome, reason))
+        assignments = ["last_seen = ?", "last_run = ?", "status = ?", "outcome = ?", "reason = ?"]
+        values: list[object] = [now, run, status, outcome, reason]
+        if blob is not None:
+            assignments.append("facts = ?")
+            values.append(blob)
         if validators is not None:
-            self.db.execute(
-                "UPDATE page SET etag = ?, last_modified = ? WHERE url = ?", (validators[0], validators[1], url)
-            )
+            assignments += ["etag = ?", "last_modified = ?"]
+            values += validators
+        if listing is not None:
+            assignments += ["fingerprint = ?", "lastmod = ?", "last_changed = ?", "listed_run = ?"]
+            values += [listing.fingerprint, listing.lastmod, listing.last_changed, run]
+            if listing.changed:
+                assignments.append("changed_run = ?")
+                values.append(run)
+        self.db.execute(f"UPDATE page SET {', '.join(assignments)} WHERE url = ?", (*values, url))  # noqa: S608
         self.checkpoint()
 
-    def record_listed(
-        self, run: int, url: str, *, fingerprint: str, lastmod: str | None, last_changed: str | None, changed: bool
-    ) -> None:
-        """A listed URL's fingerprint and lastmod; *changed* when it is new or its content changed."""
+    def update_listing(self, run: int, url: str, listing: Listing) -> None:
+        """Bring a listed URL's lastmod up to date without a new outcome
+        (a resumed run replaying what it recorded before the interruption)."""
         self.db.execute(
             "UPDATE page SET fingerprint = ?, lastmod = ?, last_changed = ?, listed_run = ?,"
             " changed_run = CASE WHEN ? THEN ? ELSE changed_run END WHERE url = ?",
-            (fingerprint, lastmod, last_changed, run, changed, run, url),
+            (listing.fingerprint, listing.lastmod, listing.last_changed, run, listing.changed, run, url),
         )
 
     def changed_since(self, run: int, listed_by: int) -> set[str]:

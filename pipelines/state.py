@@ -18,6 +18,7 @@ from scrapy import signals
 from crawler.items import PageFacts
 from crawler.reasons import Excluded
 from crawler.runstate import CrawlState, now_w3c
+from crawler.state import UNKNOWN, Listing, PageState, Unknown
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -81,38 +82,47 @@ class StatePipeline:
         return pipeline
 
     def process_item(self, item: PageFacts) -> PageFacts:
-        store, run, now = self.state.store, self.state.run, now_w3c()
-        previous = store.get(item.url)
+        now = now_w3c()
+        previous = self.state.store.get(item.url)
         new_fingerprint = fingerprint(item)
-        unchanged = previous is not None and previous.fingerprint == new_fingerprint
-        if previous is not None and (unchanged or item.replayed == "resume"):
+        changed = previous is None or previous.fingerprint != new_fingerprint
+        if previous is not None and (not changed or item.replayed == "resume"):
             item.last_modified = previous.lastmod
         elif previous is not None and previous.fingerprint is not None:
             item.last_modified = _changed_at(item.modified_hint, previous.last_seen, now)
         else:
             item.last_modified = item.modified_hint or item.last_modified
         item.shard_group = shard_group(item, self.config, previous.first_seen if previous else now)
-        self._record(item, "listed", None, now)
-        changed = previous is None or previous.fingerprint != new_fingerprint
-        store.record_listed(
-            run,
-            item.url,
+        listing = Listing(
             fingerprint=new_fingerprint,
             lastmod=item.last_modified,
-            last_changed=item.last_modified if changed or previous is None else previous.last_changed,
+            last_changed=item.last_modified if changed else previous.last_changed if previous else None,
             changed=changed and item.replayed != "resume",
         )
+        if item.replayed == "resume":
+            # Recorded before the interruption; only the listing is brought up to date.
+            self.state.store.update_listing(self.state.run, item.url, listing)
+        else:
+            self._record(item, "listed", None, now, listing=listing, previous=previous)
         return item
 
     def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
+        if item.replayed == "resume":
+            return
         reason = str(exception.reason) if isinstance(exception, Excluded) else "error"
         self._record(item, "excluded", reason, now_w3c())
 
-    def _record(self, item: PageFacts, outcome: str, reason: str | None, now: str) -> None:
-        """This run's outcome for the URL; a resumed replay was recorded before
-        the interruption, a 304 keeps the stored facts."""
-        if item.replayed == "resume":
-            return
+    def _record(
+        self,
+        item: PageFacts,
+        outcome: str,
+        reason: str | None,
+        now: str,
+        *,
+        listing: Listing | None = None,
+        previous: PageState | Unknown | None = UNKNOWN,
+    ) -> None:
+        """This run's outcome for the URL; a 304 keeps the stored facts."""
         self.state.store.record(
             self.state.run,
             now,
@@ -122,6 +132,8 @@ class StatePipeline:
             reason=reason,
             facts=None if item.replayed == "304" else item.to_dict(),
             validators=self._validators(item),
+            listing=listing,
+            previous=previous,
         )
 
     @staticmethod

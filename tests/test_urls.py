@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from w3lib.url import safe_url_string
 
 from crawler.scope import Scope, UrlPatterns, registrable_domain
-from crawler.urls import QueryParamFilter, normalize_url, resolve_link
+from crawler.urls import QueryParamFilter, _normalize_full, normalize_url, resolve_link
 
 STRIP = QueryParamFilter()
 
@@ -47,6 +49,32 @@ def test_normalize_is_idempotent_and_scrapy_keeps_it() -> None:
         once = normalize_url(raw, "cp1252", STRIP)
         assert normalize_url(once, "cp1252", STRIP) == once
         assert safe_url_string(once) == once  # Scrapy's Request leaves it as is
+
+
+def test_plain_url_shortcut_agrees_with_full_normalisation() -> None:
+    """Most links skip the full normalisation; both paths must agree on
+    every URL, including the ones made to look plain but not be."""
+    rng = random.Random(5)
+    hosts = ["example.com", "a-b.example.com", "127.0.0.1", "example.com.", ".example.com", "a..b", "x"]
+    ports = ["", ":80", ":443", ":8080", ":65535", ":65536", ":99999", ":1"]
+    pieces = ["a", "Z", "0", "-", ".", "..", "_", "~", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";", "=", ":", "@"]
+    pieces += ["/", "/.", "/..", "/./", "/../", "?", "%41", "%7e", " ", "#", "\u00e9", "#a b\t", "#\n"]
+    pieces += ["utm_source=1", "&utm_x=2"]
+    for _ in range(20_000):
+        scheme = rng.choice(["http", "https", "HTTP"])
+        path = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        query = "?" + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) if rng.random() < 0.4 else ""
+        url = f"{scheme}://{rng.choice(hosts)}{rng.choice(ports)}{'/' if path else ''}{path}{query}"
+        for params in (STRIP, QueryParamFilter(())):
+            try:
+                expected: str | type[ValueError] = _normalize_full(url, "utf-8", params)
+            except ValueError:
+                expected = ValueError
+            try:
+                actual: str | type[ValueError] = normalize_url(url, "utf-8", params)
+            except ValueError:
+                actual = ValueError
+            assert actual == expected, url
 
 
 def test_query_encoded_in_page_encoding_path_in_utf8() -> None:

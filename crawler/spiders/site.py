@@ -154,34 +154,42 @@ class SiteSpider(Spider):
     def parse(self, response: Response) -> Iterator[Request | PageFacts]:
         meta = response.meta
         depth = meta.get("depth", 0)
+        facts = self.replay_not_modified(response) if response.status == 304 else None
+        if facts is None:
+            facts = self.read_response(response)
+        facts.depth, facts.referrer = depth, meta.get("referrer")
+        yield facts
+        yield from self.follow_targets(facts, response.url)
+
+    def replay_not_modified(self, response: Response) -> PageFacts | None:
+        """A 304 to our conditional request: the page is what the state store last saw."""
+        stored = self.state.store.facts(response.url) if self.state is not None else None
+        if stored is None:
+            return None
+        facts = PageFacts.from_dict(stored)
+        facts.replayed = "304"
+        self.crawler.stats.inc_value(stats_key("not_modified"))
+        return facts
+
+    def read_response(self, response: Response) -> PageFacts:
         facts = PageFacts(
             url=response.url,
             status=response.status,
             content_type=_header(response, b"Content-Type"),
-            redirect_chain=meta.get("redirect_chain", []),
-            depth=depth,
-            referrer=meta.get("referrer"),
+            redirect_chain=response.meta.get("redirect_chain", []),
             last_modified=_last_modified(response),
         )
         if self.state is not None:
             facts.etag = _header(response, b"ETag")
             facts.header_last_modified = _header(response, b"Last-Modified")
-        if response.status == 304 and self.state is not None:
-            stored = self.state.store.facts(response.url)
-            if stored is not None:
-                # Not modified: the page is what the state store last saw.
-                facts = PageFacts.from_dict(stored)
-                facts.depth, facts.referrer, facts.replayed = depth, meta.get("referrer"), "304"
-                self.crawler.stats.inc_value(stats_key("not_modified"))
-        elif 300 <= response.status < 400:
+        if 300 <= response.status < 400 and response.status != 304:
             location = _header(response, b"Location")
             target = resolve_link(response.url, location) if location else None
             if target:
                 facts.redirect_to = _normalize_or_raw(target, self.config)
         elif response.status == 200 and _is_html(facts.content_type):
             self.read_page(facts, response)
-        yield facts
-        yield from self.follow_targets(facts, response.url)
+        return facts
 
     def targets(self, facts: PageFacts) -> Iterator[tuple[str, int]]:
         """(URL, depth) of what a page leads to: its redirect target, its
