@@ -74,3 +74,22 @@ def test_fast_link_paths_agree_with_joining() -> None:
     html = "".join(f'<a href="{h}">x</a>' for h in hrefs).encode()
     page = parse_html(html, base)
     assert [normalize_url(u) for u in page.links] == [normalize_url(resolve_link(base, h) or "") for h in hrefs]
+
+
+def _digest(text: str) -> str | None:
+    page = parse_html(f"<html><body><p>{text}</p></body></html>".encode(), "http://e.com/", digest_ignore=())
+    return page.content_digest
+
+
+def test_content_digest_ignores_times_but_not_other_numbers() -> None:
+    base = _digest("Price 12 EUR, updated")
+    assert base is not None
+    for stamped in (
+        "Price 12 EUR, updated 10:42",
+        "Price 12 EUR, updated 9:05:59 pm",
+        "Price 12 EUR, updated 2026-11-30T10:42:07.5+01:00",
+        "Price 12 EUR, updated 2026-11-30 10:42Z",
+    ):
+        assert _digest(stamped) == base, stamped
+    for changed in ("Price 13 EUR, updated", "Price 12 EUR, updated x10:42", "Price 12:5 EUR, updated"):
+        assert _digest(changed) != base, changed
