@@ -24,6 +24,7 @@ from typing import Any
 __all__ = ["SCHEMA_VERSION", "UNKNOWN", "Listing", "PageState", "StateLocked", "StateStore"]
 
 SCHEMA_VERSION = 2
+_MIN_SQLITE = (3, 24)
 _MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE run (
@@ -78,6 +79,19 @@ class Listing:
     lastmod: str | None
     last_changed: str | None
     changed: bool
+
+
+def _listing_columns(run: int, listing: Listing) -> dict[str, object]:
+    """The page columns a listing sets; the changed run only moves on a change."""
+    columns: dict[str, object] = {
+        "fingerprint": listing.fingerprint,
+        "lastmod": listing.lastmod,
+        "last_changed": listing.last_changed,
+        "listed_run": run,
+    }
+    if listing.changed:
+        columns["changed_run"] = run
+    return columns
 
 
 class StateLocked(Exception):
@@ -145,6 +159,8 @@ class StateStore:
         self.db.execute("BEGIN")
 
     def _migrate(self) -> None:
+        if sqlite3.sqlite_version_info < _MIN_SQLITE:  # upserts (INSERT ... ON CONFLICT)
+            raise ValueError(f"the state store needs SQLite 3.24 or newer; this Python has {sqlite3.sqlite_version}")
         version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise ValueError(
@@ -255,39 +271,31 @@ class StateStore:
         blob = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1) if facts is not None else None
         if isinstance(previous, Unknown):
             previous = self.get(url)
-        if previous is None:
-            self.db.execute(
-                "INSERT INTO page (url, first_seen, last_seen, last_run, status, outcome, reason, facts)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (url, now, now, run, status, outcome, reason, blob),
-            )
         if previous is None or (previous.status, previous.outcome, previous.reason) != (status, outcome, reason):
             self.db.execute("INSERT INTO history VALUES (?, ?, ?, ?, ?)", (url, run, status, outcome, reason))
-        assignments = ["last_seen = ?", "last_run = ?", "status = ?", "outcome = ?", "reason = ?"]
-        values: list[object] = [now, run, status, outcome, reason]
+        columns: dict[str, object] = {"last_seen": now, "last_run": run, "status": status, "outcome": outcome}
+        columns["reason"] = reason
         if blob is not None:
-            assignments.append("facts = ?")
-            values.append(blob)
+            columns["facts"] = blob
         if validators is not None:
-            assignments += ["etag = ?", "last_modified = ?"]
-            values += validators
+            columns["etag"], columns["last_modified"] = validators
         if listing is not None:
-            assignments += ["fingerprint = ?", "lastmod = ?", "last_changed = ?", "listed_run = ?"]
-            values += [listing.fingerprint, listing.lastmod, listing.last_changed, run]
-            if listing.changed:
-                assignments.append("changed_run = ?")
-                values.append(run)
-        self.db.execute(f"UPDATE page SET {', '.join(assignments)} WHERE url = ?", (*values, url))  # noqa: S608
+            columns.update(_listing_columns(run, listing))
+        names = ", ".join(columns)
+        # One statement whether the URL is new or known; columns left out keep their stored value.
+        self.db.execute(
+            f"INSERT INTO page (url, first_seen, {names}) VALUES (?, ?{', ?' * len(columns)})"  # noqa: S608
+            f" ON CONFLICT (url) DO UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in columns)}",
+            (url, now, *columns.values()),
+        )
         self.checkpoint()
 
     def update_listing(self, run: int, url: str, listing: Listing) -> None:
         """Bring a listed URL's lastmod up to date without a new outcome
         (a resumed run replaying what it recorded before the interruption)."""
-        self.db.execute(
-            "UPDATE page SET fingerprint = ?, lastmod = ?, last_changed = ?, listed_run = ?,"
-            " changed_run = CASE WHEN ? THEN ? ELSE changed_run END WHERE url = ?",
-            (listing.fingerprint, listing.lastmod, listing.last_changed, run, listing.changed, run, url),
-        )
+        columns = _listing_columns(run, listing)
+        assignments = ", ".join(f"{name} = ?" for name in columns)
+        self.db.execute(f"UPDATE page SET {assignments} WHERE url = ?", (*columns.values(), url))  # noqa: S608
 
     def changed_since(self, run: int, listed_by: int) -> set[str]:
         """URLs listed by *listed_by* that were added or changed after *run*."""
