@@ -74,30 +74,21 @@ def export_from_state(count: int) -> None:
     store = StateStore(state)
     store.db.execute("INSERT INTO run (id, started, finished, status) VALUES (1, 'x', 'y', 'published')")
     facts = zlib.compress(json.dumps({"images": ["https://cdn.example.net/i.jpg"], "links": []}).encode())
+
+    def url(i: int) -> str:
+        return f"http://127.0.0.1:9/products/item-{i}.html"
+
     rows = (
-        (
-            f"http://127.0.0.1:9/products/item-{i}.html",
-            "2026-11-01T00:00:00Z",
-            "2026-11-30T00:00:00Z",
-            1,
-            200,
-            "listed",
-            facts,
-            1,
-            "2026-11-20T10:00:00Z",
-            "",
-            i // 50_000 + 1,
-            i % 50_000,
-            "f",
-            1,
-        )
+        (url(i), "2026-11-01T00:00:00Z", "2026-11-30T00:00:00Z", 1, 200, "listed", 1, "2026-11-20T10:00:00Z", "",
+         i // 50_000 + 1, i % 50_000, "f", 1)
         for i in range(count)
-    )
+    )  # fmt: skip
     store.db.executemany(
-        "INSERT INTO page (url, first_seen, last_seen, last_run, status, outcome, facts, listed_run, lastmod,"
-        " shard_group, shard, position, fingerprint, changed_run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO page (url, first_seen, last_seen, last_run, status, outcome, listed_run, lastmod,"
+        " shard_group, shard, position, fingerprint, changed_run) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         rows,
     )
+    store.db.executemany("INSERT INTO page_facts VALUES (?, ?)", ((url(i), facts) for i in range(count)))
     store.close()
     command = [
         str(BIN / "sitemap-crawler"),

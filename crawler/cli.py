@@ -378,9 +378,18 @@ def run_crawl(settings: Settings, config: SitemapConfig) -> dict[str, Any]:
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
     process.crawl(crawler)  # installs the crawl's log handler before returning
-    for handler in logging.getLogger().handlers:
+    root = logging.getLogger()
+    for handler in root.handlers:
         handler.addFilter(_NoTracebacks())
-    process.start()
+    # Scrapy leaves the root logger at NOTSET and filters in its handler, so
+    # the "Crawled" and "Scraped" debug records were built for every request
+    # only to be thrown away; at the logger they are never built.
+    level = root.level
+    root.setLevel(settings.get("LOG_LEVEL"))
+    try:
+        process.start()
+    finally:
+        root.setLevel(level)
     return crawler.stats.get_stats()
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.news import NewsArticle
+from crawler.state import UNKNOWN, Unknown
 from crawler.videos import Video
+
+if TYPE_CHECKING:
+    from crawler.state import PageState
 
 __all__ = ["PageFacts"]
 
@@ -50,10 +54,13 @@ class PageFacts:
     header_last_modified: str | None = None  # the raw Last-Modified header
     replayed: str | None = None  # "304" or "resume" when the facts come from the state store
     shard_group: str = ""  # set by the state pipeline, by shard strategy
+    #: What the state store held for the URL when it was requested (``None``:
+    #: nothing), so the pipelines need not look it up again. Not a fact: never stored.
+    stored: PageState | Unknown | None = field(default=UNKNOWN, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; shallow (no deep copy of the link list, unlike asdict)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "stored"}
         data["robots"] = sorted(self.robots)
         data["videos"] = [video.to_dict() for video in self.videos]
         data["news"] = self.news.to_dict() if self.news else None

@@ -89,7 +89,8 @@ class ConditionalRequestMiddleware:
     """Ask again with the validators of the last fetch (RFC 9110 section 13.1).
 
     An unchanged page then answers 304 without a body, and the spider
-    replays what the state store knows about it.
+    replays what the state store knows about it. The stored state travels in
+    ``request.meta["stored_state"]`` so that nothing downstream reads it again.
     """
 
     def __init__(self, state: CrawlState):
@@ -102,8 +103,10 @@ class ConditionalRequestMiddleware:
     def process_request(self, request: Request) -> None:
         if not request.meta.get("page"):
             return
-        etag, last_modified = self.state.store.validators(request.url)
-        if etag:
-            request.headers.setdefault(b"If-None-Match", etag.encode("latin-1"))
-        if last_modified:
-            request.headers.setdefault(b"If-Modified-Since", last_modified.encode("latin-1"))
+        stored = request.meta["stored_state"] = self.state.store.get(request.url)
+        if stored is None:
+            return
+        if stored.etag:
+            request.headers.setdefault(b"If-None-Match", stored.etag.encode("latin-1"))
+        if stored.last_modified:
+            request.headers.setdefault(b"If-Modified-Since", stored.last_modified.encode("latin-1"))

@@ -83,7 +83,7 @@ class StatePipeline:
 
     def process_item(self, item: PageFacts) -> PageFacts:
         now = now_w3c()
-        previous = self.state.store.get(item.url)
+        previous = self.state.store.get(item.url) if isinstance(item.stored, Unknown) else item.stored
         new_fingerprint = fingerprint(item)
         changed = previous is None or previous.fingerprint != new_fingerprint
         if previous is not None and (not changed or item.replayed == "resume"):
@@ -110,7 +110,7 @@ class StatePipeline:
         if item.replayed == "resume":
             return
         reason = str(exception.reason) if isinstance(exception, Excluded) else "error"
-        self._record(item, "excluded", reason, now_w3c())
+        self._record(item, "excluded", reason, now_w3c(), previous=item.stored)
 
     def _record(
         self,

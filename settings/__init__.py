@@ -81,6 +81,9 @@ EXTENSIONS = {
     "crawler.gctuning.GarbageCollection": 530,
 }
 
+# Stats are bumped about a dozen times per request; see crawler/stats.py.
+STATS_CLASS = "crawler.stats.FastStatsCollector"
+
 # A command-line tool: no remote control server, no telnet, no job files.
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 
-from crawler.state import SCHEMA_VERSION, StateLocked, StateStore
+from crawler.state import _MIGRATIONS, SCHEMA_VERSION, StateLocked, StateStore
 
 NOW = "2026-11-30T10:00:00Z"
 
@@ -25,7 +27,6 @@ def test_new_store_has_the_current_schema(tmp_path: Path) -> None:
 def test_version_1_store_is_migrated(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     db = sqlite3.connect(path)
-    from crawler.state import _MIGRATIONS
 
     for statement in _MIGRATIONS[1].split(";"):
         if statement.strip():
@@ -38,6 +39,40 @@ def test_version_1_store_is_migrated(tmp_path: Path) -> None:
     try:
         assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert store.db.execute("SELECT url, changed_run FROM page").fetchall() == [("u", None)]
+    finally:
+        store.close()
+
+
+def test_version_2_store_moves_facts_to_their_own_table(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    db = sqlite3.connect(path)
+    for version in (1, 2):
+        for statement in _MIGRATIONS[version].split(";"):
+            if statement.strip():
+                db.execute(statement)
+    blob = zlib.compress(json.dumps({"links": ["http://a/x"]}).encode())
+    db.execute(
+        "INSERT INTO page (url, first_seen, last_seen, last_run, outcome, facts, etag, shard, position, changed_run)"
+        " VALUES ('http://a/', 'a', 'b', 1, 'listed', ?, '\"e1\"', 2, 7, 1)",
+        (blob,),
+    )
+    db.execute(
+        "INSERT INTO page (url, first_seen, last_seen, last_run, outcome) VALUES ('http://a/n', 'a', 'b', 1, 'x')"
+    )
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    store = StateStore(path)
+    try:
+        columns = [row[1] for row in store.db.execute("PRAGMA table_info(page)")]
+        assert "facts" not in columns
+        assert store.facts("http://a/") == {"links": ["http://a/x"]}
+        assert store.facts("http://a/n") is None
+        page = store.get("http://a/")
+        assert page is not None and (page.etag, page.shard, page.last_seen) == ('"e1"', 2, "b")
+        assert store.db.execute("SELECT position, changed_run FROM page WHERE url = 'http://a/'").fetchone() == (7, 1)
+        indexes = {row[1] for row in store.db.execute("PRAGMA index_list(page)")}
+        assert {"page_last_run", "page_shard", "page_changed_run"} <= indexes
     finally:
         store.close()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
+from collections.abc import Set as AbstractSet
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from crawler.robots import robots_user_agent
 from crawler.runstate import CrawlState
 from crawler.scope import Scope
 from crawler.sitemaps.xml import to_w3c, w3c_datetime
+from crawler.state import UNKNOWN
 from crawler.structured import modified_time
 from crawler.urls import normalize_url, resolve_link
 from settings.config import SitemapConfig
@@ -158,6 +160,7 @@ class SiteSpider(Spider):
         if facts is None:
             facts = self.read_response(response)
         facts.depth, facts.referrer = depth, meta.get("referrer")
+        facts.stored = meta.get("stored_state", UNKNOWN)
         yield facts
         yield from self.follow_targets(facts, response.url)
 
@@ -191,27 +194,24 @@ class SiteSpider(Spider):
             self.read_page(facts, response)
         return facts
 
-    def targets(self, facts: PageFacts) -> Iterator[tuple[str, int]]:
+    def targets(self, facts: PageFacts, known: AbstractSet[str] = frozenset()) -> list[tuple[str, int]]:
         """(URL, depth) of what a page leads to: its redirect target, its
-        canonical and its links (unless it says nofollow)."""
+        canonical and its links (unless it says nofollow), leaving out the
+        *known* ones first, since on most pages nearly all links are."""
         if facts.redirect_to:
-            yield facts.redirect_to, facts.depth  # one hop at a time: every URL of a chain is reported
-            return
-        if facts.canonical and facts.canonical != facts.url:
-            yield facts.canonical, facts.depth + 1
-        if "nofollow" in facts.robots and not self.config.follow_nofollow:
-            return
-        for link in facts.links:
-            yield link, facts.depth + 1
+            # One hop at a time: every URL of a chain is reported.
+            return [] if facts.redirect_to in known else [(facts.redirect_to, facts.depth)]
+        urls = [facts.canonical] if facts.canonical and facts.canonical != facts.url else []
+        if "nofollow" not in facts.robots or self.config.follow_nofollow:
+            urls += facts.links
+        depth = facts.depth + 1
+        return [(url, depth) for url in urls if url not in known]
 
     def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
         if self.config.updating:
             return  # an update fetches the URLs it was given, nothing else
-        seen = self.seen
-        for target, depth in self.targets(facts):
-            if target in seen:
-                continue  # the common case, checked before any generator is made
-            chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
+        chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
+        for target, depth in self.targets(facts, self.seen):
             yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
 
     def read_page(self, facts: PageFacts, response: Response) -> None:
@@ -291,6 +291,7 @@ class SiteSpider(Spider):
             depth=request.meta.get("depth", 0),
             referrer=request.meta.get("referrer"),
             redirect_chain=request.meta.get("redirect_chain", []),
+            stored=request.meta.get("stored_state", UNKNOWN),
         )
 
     # -- sitemaps named in robots.txt ----------------------------------------
