@@ -378,18 +378,20 @@ def run_crawl(settings: Settings, config: SitemapConfig) -> dict[str, Any]:
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
     process.crawl(crawler)  # installs the crawl's log handler before returning
-    root = logging.getLogger()
-    for handler in root.handlers:
+    for handler in logging.getLogger().handlers:
         handler.addFilter(_NoTracebacks())
-    # Scrapy leaves the root logger at NOTSET and filters in its handler, so
-    # the "Crawled" and "Scraped" debug records were built for every request
-    # only to be thrown away; at the logger they are never built.
-    level = root.level
-    root.setLevel(settings.get("LOG_LEVEL"))
+    # Scrapy sets its loggers to DEBUG and filters in its handler, so the
+    # "Crawled" and "Scraped" records were built for every request only to be
+    # thrown away; filtered at the loggers, they are never built.
+    loggers = [logging.getLogger(), logging.getLogger("scrapy")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(settings.get("LOG_LEVEL"))
     try:
         process.start()
     finally:
-        root.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
     return crawler.stats.get_stats()
 
 
