@@ -50,8 +50,8 @@ REFERER_ENABLED = False
 # known not to.
 WARN_ON_GENERATOR_RETURN_VALUE = False
 
-# Breadth-first, so a page limit keeps the pages closest to the home page.
-DEPTH_PRIORITY = 1
+# Breadth-first, so a page limit keeps the pages closest to the home page:
+# the spider gives each request its depth and a priority of minus that depth.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # URLs are normalised once by the spider; fingerprints use that exact spelling.
@@ -68,6 +68,13 @@ DOWNLOADER_MIDDLEWARES = {
 SPIDER_MIDDLEWARES = {
     # URL length is one of our limits, recorded with a reason instead.
     "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
+    # Each of these wraps every callback's output in one more async generator.
+    # The spider sets depth and priority itself (a redirect target keeps the
+    # depth of the page that redirected), never copies meta, and has no use
+    # for the is_start_request mark.
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
+    "scrapy.spidermiddlewares.start.StartSpiderMiddleware": None,
 }
 ITEM_PIPELINES = {
     "pipelines.indexability.FetchOutcomePipeline": 100,

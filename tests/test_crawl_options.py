@@ -76,6 +76,31 @@ def test_max_pages_bounds_the_crawl(server: SiteServer, tmp_path: Path) -> None:
     assert limited and all("max pages" in str(result.report[u]["detail"]) for u in limited)
 
 
+def test_page_limit_keeps_the_shallowest_pages(tmp_path: Path) -> None:
+    """Breadth-first: a depth-first crawl would take a child before all sections."""
+    site = tmp_path / "site" / "bfs"
+    sections = [f"/s{i}.html" for i in range(5)]
+    pages = {"/index.html": sections} | {section: [section.replace(".html", "-child.html")] for section in sections}
+    for path, links in pages.items():
+        anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+        (site / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (site / path.lstrip("/")).write_text(f"<html><body>{path} {anchors}</body></html>")
+        for link in links:
+            if link not in pages:
+                (site / link.lstrip("/")).write_text(f"<html><body>{link}</body></html>")
+    bfs = SiteServer(sites={"127.0.0.1": "bfs"}, root=tmp_path / "site").start()
+    try:
+        result = crawl(
+            bfs.url(), tmp_path / "out", "--max-pages", "6", "--concurrency", "1", "--set", "CONCURRENT_REQUESTS=1"
+        )
+        fetched = [path for path in bfs.paths() if path != "/robots.txt"]
+    finally:
+        bfs.stop()
+    assert result.code == 0, result.process.stderr
+    assert sorted(fetched) == sorted(["/", *sections])
+    assert all(result.reason(bfs.url(section.replace(".html", "-child.html"))) == "limit" for section in sections)
+
+
 def test_max_depth(server: SiteServer, tmp_path: Path) -> None:
     result = crawl(server.url(), tmp_path / "out", "--max-depth", "1", "--max-query-variants", "1")
     assert result.code == 0

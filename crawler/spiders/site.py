@@ -149,6 +149,7 @@ class SiteSpider(Spider):
             callback=self.parse,
             errback=self.failed,
             meta={"depth": depth, "referrer": referrer, "redirect_chain": chain or [], "page": True},
+            priority=-depth,  # breadth-first
         )
 
     # -- callbacks -----------------------------------------------------------
