@@ -31,7 +31,7 @@ COOKIES_ENABLED = False
 # not things to hide. The spider follows Location itself, one hop at a time.
 REDIRECT_ENABLED = False
 METAREFRESH_ENABLED = False
-HTTPERROR_ALLOW_ALL = True
+HTTPERROR_ALLOW_ALL = True  # and the middleware that would apply it is off (below)
 
 # Scrapy starts CONCURRENT_ITEMS asyncio workers for every response (default
 # 100). The pipelines are synchronous, so one worker does the same job: each
@@ -75,6 +75,8 @@ SPIDER_MIDDLEWARES = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
     "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
     "scrapy.spidermiddlewares.start.StartSpiderMiddleware": None,
+    # With every status allowed it only costs a call per response.
+    "scrapy.spidermiddlewares.httperror.HttpErrorMiddleware": None,
 }
 ITEM_PIPELINES = {
     "pipelines.indexability.FetchOutcomePipeline": 100,
