@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -25,6 +26,7 @@ __all__ = ["SCHEMA_VERSION", "UNKNOWN", "Listing", "PageState", "StateLocked", "
 
 SCHEMA_VERSION = 3
 _MIN_SQLITE = (3, 24)
+logger = logging.getLogger(__name__)
 _MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE run (
@@ -210,7 +212,10 @@ class StateStore:
                         self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version = {target}")
         if 0 < version < 3:
-            self.db.execute("VACUUM")  # give back the space the old page table wasted, once
+            try:
+                self.db.execute("VACUUM")  # give back the space the old page table wasted, once
+            except sqlite3.OperationalError as error:  # e.g. no room for the copy: the store is fine as it is
+                logger.warning("State store %s migrated but not compacted: %s", self.path, error)
 
     # -- transactions ---------------------------------------------------------
 
