@@ -61,7 +61,6 @@ def main() -> None:
             "EXTENSIONS": {},
             # The project's offsite and robots.txt middlewares are replaced by its own.
             "DOWNLOADER_MIDDLEWARES": {"scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None},
-            "SITEMAP_START_URL": pages[0][0],
         }
     )
     process = CrawlerProcess(settings)

@@ -70,19 +70,21 @@ def crawl_twice(pages: int, concurrency: int, repeat: int) -> None:
         print(f"Scrapy-alone floor / run 1 over {repeat} pairs: median {median(floors):.2f}")
 
 
+def changing_pages(root: Path, pages: int) -> list[Path]:
+    """The 1% of the pages that the benchmark changes between runs."""
+    return [root / page_path(number).lstrip("/") for number in range(0, pages, 100)]
+
+
 def change_pages(root: Path, pages: int) -> int:
     """Give 1% of the pages new content; returns how many."""
-    changed = 0
-    for number in range(0, pages, 100):
-        path = root / page_path(number).lstrip("/")
-        path.write_text(path.read_text().replace("<main>", f"<main><p>Price update {changed}</p>", 1))
-        changed += 1
-    return changed
+    paths = changing_pages(root, pages)
+    for number, path in enumerate(paths):
+        path.write_text(path.read_text().replace("<main>", f"<main><p>Price update {number}</p>", 1))
+    return len(paths)
 
 
 def restore_pages(root: Path, pages: int) -> None:
-    for number in range(0, pages, 100):
-        path = root / page_path(number).lstrip("/")
+    for path in changing_pages(root, pages):
         path.write_text(re.sub(r"<p>Price update \d+</p>", "", path.read_text(), count=1))
 
 
