@@ -60,7 +60,7 @@ class PageFacts:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; shallow (no deep copy of the link list, unlike asdict)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "stored"}
+        data = {name: getattr(self, name) for name in _FIELD_NAMES if name != "stored"}
         data["robots"] = sorted(self.robots)
         data["videos"] = [video.to_dict() for video in self.videos]
         data["news"] = self.news.to_dict() if self.news else None
@@ -68,11 +68,15 @@ class PageFacts:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageFacts:
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
+        values = {k: v for k, v in data.items() if k in _KNOWN_FIELDS}
         values["robots"] = frozenset(values.get("robots") or ())
         values["videos"] = [Video.from_dict(v) for v in values.get("videos") or []]
         values["alternates"] = [tuple(pair) for pair in values.get("alternates") or []]
         news = values.get("news")
         values["news"] = NewsArticle(**news) if news else None
         return cls(**values)
+
+
+#: Every field, in order (``fields()`` builds a new tuple on each call).
+_FIELD_NAMES = tuple(f.name for f in fields(PageFacts))
+_KNOWN_FIELDS = frozenset(_FIELD_NAMES)

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
+from scrapy.exceptions import IgnoreRequest
 
 from crawler.reasons import LimitReached, stats_key
 from crawler.runstate import CrawlState
@@ -16,31 +16,37 @@ from settings.config import SitemapConfig
 if TYPE_CHECKING:
     from typing import Self
 
-    from scrapy import Request, Spider
+    from scrapy import Request
     from scrapy.crawler import Crawler
 
 __all__ = ["ConditionalRequestMiddleware", "CrawlLimitsMiddleware", "ScopeMiddleware"]
 
 
-class ScopeMiddleware(OffsiteMiddleware):
-    """Scrapy's offsite filter with the exact scheme + host + port rule.
+class ScopeMiddleware:
+    """Never request a URL outside the start URL's scheme, host and port.
 
-    The stock policy matches host names (and their subdomains) only; a
-    sitemap may list only URLs of its own scheme and host, so nothing else
-    is requested. Requests marked ``allow_offsite`` (robots.txt, sitemap
-    files on a sister host) pass as usual.
+    A sitemap may list only URLs of its own scheme and host. The spider
+    already builds Requests for in-scope URLs only, so this is the guard for
+    anything else that reaches the downloader. Requests marked
+    ``allow_offsite`` (sitemap files on a sister host) or ``dont_filter``
+    (robots.txt) pass, as with Scrapy's offsite middleware. Unlike that one,
+    it does not also listen to ``request_scheduled``: a signal receiver on
+    every scheduled request cost more than the check itself.
     """
 
-    scope: Scope
+    def __init__(self, scope: Scope, crawler: Crawler):
+        self.scope = scope
+        self.stats = crawler.stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        middleware = super().from_crawler(crawler)
-        middleware.scope = Scope(SitemapConfig.from_crawler(crawler).start_url)
-        return middleware
+        return cls(Scope(SitemapConfig.from_crawler(crawler).start_url), crawler)
 
-    def should_follow(self, request: Request, spider: Spider) -> bool:
-        return self.scope.contains(request.url)
+    def process_request(self, request: Request) -> None:
+        if request.dont_filter or request.meta.get("allow_offsite") or self.scope.contains(request.url):
+            return
+        self.stats.inc_value("offsite/filtered")
+        raise IgnoreRequest(f"Filtered offsite request to {request.url}")
 
 
 class CrawlLimitsMiddleware:

@@ -10,14 +10,13 @@ store as published or failed; an interrupted one stays open, so
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.reasons import stats_key
-from crawler.sitemaps.xml import w3c_datetime
 from crawler.state import StateStore
 from crawler.urls import site_root
 from settings.config import SitemapConfig
@@ -33,7 +32,8 @@ _ATTR = "_sitemap_crawl_state"
 
 
 def now_w3c() -> str:
-    return w3c_datetime(datetime.now(UTC))
+    """The current time as a W3C datetime in UTC (called for every URL, so no datetime objects)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class CrawlState:

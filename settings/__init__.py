@@ -54,6 +54,10 @@ WARN_ON_GENERATOR_RETURN_VALUE = False
 # the spider gives each request its depth and a priority of minus that depth.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# One host per crawl: the downloader-aware queue (Scrapy's default) balances
+# many domains and parses every request's URL to do so; the plain priority
+# queue keeps the same order for a single one.
+SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
 # URLs are normalised once by the spider; fingerprints use that exact spelling.
 REQUEST_FINGERPRINTER_CLASS = "crawler.fingerprint.UrlFingerprinter"
 

@@ -72,7 +72,9 @@ def test_version_2_store_moves_facts_to_their_own_table(tmp_path: Path) -> None:
         assert page is not None and (page.etag, page.shard, page.last_seen) == ('"e1"', 2, "b")
         assert store.db.execute("SELECT position, changed_run FROM page WHERE url = 'http://a/'").fetchone() == (7, 1)
         indexes = {row[1] for row in store.db.execute("PRAGMA index_list(page)")}
-        assert {"page_last_run", "page_shard", "page_changed_run"} <= indexes
+        assert {"page_shard", "page_changed_run"} <= indexes
+        assert "page_last_run" not in indexes  # dropped by schema 4
+        assert store.processed(1) == {"http://a/", "http://a/n"}  # a scan now, still right
     finally:
         store.close()
 
