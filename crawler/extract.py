@@ -162,7 +162,7 @@ def parse_html(
     base = page.base_url
     origin = _origin(base)
     links = page.links
-    for href in hrefs:
+    for href in dict.fromkeys(hrefs):  # a link repeated in menus and footers is stored and followed once
         # Fast paths for the two common spellings; RFC 3986 joining gives the
         # same result for them (dot-segments are resolved by normalisation).
         if href.startswith("/") and not href.startswith("//") and href.isprintable() and href == href.strip():

@@ -14,6 +14,11 @@ def test_links_from_a_area_and_link_rel_with_base() -> None:
     assert page.links == ["http://e.com/docs/p2", "http://e.com/de/", "http://e.com/docs/a", "http://e.com/m"]
 
 
+def test_a_link_repeated_on_the_page_is_kept_once_in_first_order() -> None:
+    html = b'<a href="/b">menu</a><a href="/a">x</a><a href="/b">footer</a><a href="/a#top">top</a>'
+    assert parse_html(html, "http://e.com/").links == ["http://e.com/b", "http://e.com/a", "http://e.com/a#top"]
+
+
 def test_only_first_base_counts() -> None:
     page = parse_html(b'<base href="/one/"><base href="/two/"><a href="x">', "http://e.com/")
     assert page.links == ["http://e.com/one/x"]
