@@ -29,7 +29,7 @@ class ScopeMiddleware:
     already builds Requests for in-scope URLs only, so this is the guard for
     anything else that reaches the downloader. Requests marked
     ``allow_offsite`` (sitemap files on a sister host) or ``dont_filter``
-    (robots.txt) pass, as with Scrapy's offsite middleware. Unlike that one,
+    pass, as with Scrapy's offsite middleware. Unlike that one,
     it does not also listen to ``request_scheduled``: a signal receiver on
     every scheduled request cost more than the check itself.
     """

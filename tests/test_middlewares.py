@@ -17,7 +17,7 @@ def test_scope_guard_passes_the_origin_and_marked_requests_only() -> None:
     guard = ScopeMiddleware.from_crawler(crawler)
     guard.process_request(Request("https://www.example.com/a"))
     guard.process_request(Request("https://cdn.example.com/sitemap.xml", meta={"allow_offsite": True}))
-    guard.process_request(Request("https://example.com/robots.txt", dont_filter=True))
+    guard.process_request(Request("https://example.com/retry", dont_filter=True))
     for url in ("http://www.example.com/a", "https://example.com/a", "https://www.example.com:8443/a"):
         with pytest.raises(IgnoreRequest, match="offsite"):
             guard.process_request(Request(url))
