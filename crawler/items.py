@@ -60,7 +60,7 @@ class PageFacts:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; shallow (no deep copy of the link list, unlike asdict)."""
-        data = {name: getattr(self, name) for name in _FIELD_NAMES if name != "stored"}
+        data = {name: getattr(self, name) for name in _FACT_FIELDS}
         data["robots"] = sorted(self.robots)
         data["videos"] = [video.to_dict() for video in self.videos]
         data["news"] = self.news.to_dict() if self.news else None
@@ -68,7 +68,7 @@ class PageFacts:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageFacts:
-        values = {k: v for k, v in data.items() if k in _KNOWN_FIELDS}
+        values = {k: v for k, v in data.items() if k in _KNOWN_FACTS}
         values["robots"] = frozenset(values.get("robots") or ())
         values["videos"] = [Video.from_dict(v) for v in values.get("videos") or []]
         values["alternates"] = [tuple(pair) for pair in values.get("alternates") or []]
@@ -77,6 +77,7 @@ class PageFacts:
         return cls(**values)
 
 
-#: Every field, in order (``fields()`` builds a new tuple on each call).
-_FIELD_NAMES = tuple(f.name for f in fields(PageFacts))
-_KNOWN_FIELDS = frozenset(_FIELD_NAMES)
+#: The fields that are facts (all but ``stored``), in order; worked out once,
+#: since ``fields()`` builds a new tuple on each call.
+_FACT_FIELDS = tuple(f.name for f in fields(PageFacts) if f.name != "stored")
+_KNOWN_FACTS = frozenset(_FACT_FIELDS)
