@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench.run import BIN, WORK, crawl_command, run_measured, start_nginx  # noqa: E402
 from bench.site import build_site, page_path  # noqa: E402
-from crawler.state import StateStore  # noqa: E402
+from crawler.state.store import StateStore  # noqa: E402
 
 SUMMARY = re.compile(r"Run \d+: (\d+) unchanged pages answered 304, (\d+) of (\d+) sitemap files rewritten")
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from crawler.news import NewsArticle
-from crawler.state import UNKNOWN, Unknown
-from crawler.videos import Video
+from crawler.modes import Replay
+from crawler.page.news import NewsArticle
+from crawler.page.videos import Video
+from crawler.state.store import UNKNOWN, Unknown
 
 if TYPE_CHECKING:
-    from crawler.state import PageState
+    from crawler.state.store import PageState
 
 __all__ = ["PageFacts"]
 
@@ -38,7 +39,7 @@ class PageFacts:
     detail: str = ""
     last_modified: str | None = None
     lang: str | None = None
-    # Sitemap extensions: candidates found on the page, judged by the media pipeline.
+    # Sitemap extensions: candidates found on the page, judged by the media rules pipeline.
     images: list[str] = field(default_factory=list)
     videos: list[Video] = field(default_factory=list)
     alternates: list[tuple[str, str]] = field(default_factory=list)  # (hreflang, URL)
@@ -52,8 +53,8 @@ class PageFacts:
     modified_hint: str | None = None  # dateModified / article:modified_time, W3C
     etag: str | None = None
     header_last_modified: str | None = None  # the raw Last-Modified header
-    replayed: str | None = None  # "304" or "resume" when the facts come from the state store
-    shard_group: str = ""  # set by the state pipeline, by shard strategy
+    replayed: Replay | None = None  # set when the facts come from the state store
+    shard_group: str = ""  # set by the lastmod pipeline, by shard strategy
     #: What the state store held for the URL when it was requested (``None``:
     #: nothing), so the pipelines need not look it up again. Not a fact: never stored.
     stored: PageState | Unknown | None = field(default=UNKNOWN, repr=False, compare=False)
@@ -74,6 +75,8 @@ class PageFacts:
         values["alternates"] = [tuple(pair) for pair in values.get("alternates") or []]
         news = values.get("news")
         values["news"] = NewsArticle(**news) if news else None
+        replayed = values.get("replayed")
+        values["replayed"] = Replay(replayed) if replayed else None
         return cls(**values)
 
 

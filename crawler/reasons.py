@@ -1,7 +1,9 @@
 """Why a URL is left out of the sitemap: stable reason codes (SPEC S3).
 
 The codes are part of the report format (``crawl-report.jsonl``) and of the
-Scrapy stats keys (``sitemap/dropped/<reason>``); never rename one.
+Scrapy stats keys (``sitemap/dropped/<reason>``); never rename one. The
+exceptions carry them through Scrapy's own channels: ``DropItem`` for an
+item, ``IgnoreRequest`` for a request.
 """
 
 from __future__ import annotations
@@ -10,9 +12,7 @@ from enum import StrEnum
 
 from scrapy.exceptions import DropItem, IgnoreRequest
 
-__all__ = ["Excluded", "LimitReached", "Reason", "RobotsDisallowed", "stats_key"]
-
-STATS_PREFIX = "sitemap"
+__all__ = ["Excluded", "Limit", "LimitReached", "Reason", "RobotsDisallowed"]
 
 
 class Reason(StrEnum):
@@ -29,9 +29,13 @@ class Reason(StrEnum):
     REMOVED = "removed"  # dropped by `update --remove`
 
 
-def stats_key(*parts: str) -> str:
-    """The one builder of this project's Scrapy stats keys."""
-    return "/".join((STATS_PREFIX, *parts))
+class Limit(StrEnum):
+    """Which crawl limit stopped a request (``sitemap/limit/<kind>`` in the stats)."""
+
+    DEPTH = "depth"
+    URL_LENGTH = "url_length"
+    QUERY_VARIANTS = "query_variants"
+    PAGES = "pages"
 
 
 class Excluded(DropItem):
@@ -50,6 +54,7 @@ class RobotsDisallowed(IgnoreRequest):
 class LimitReached(IgnoreRequest):
     """A crawl limit (pages, depth, URL length, query variants) stops the request."""
 
-    def __init__(self, detail: str):
+    def __init__(self, kind: Limit, detail: str):
         super().__init__(detail)
+        self.kind = kind
         self.detail = detail

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["url_warning"]
+__all__ = ["sitemaps_published", "url_warning"]
 
 #: Something about a listed URL found only when the whole site is known
 #: (an hreflang annotation that does not hold, ...). Arguments: ``url``,
 #: ``code`` (a stable code such as ``hreflang-not-reciprocal``), ``detail``.
 url_warning = object()
+
+#: A sitemap set was published. Argument: ``result``, the
+#: :class:`crawler.results.ExportResult`, which receivers may complete.
+sitemaps_published = object()

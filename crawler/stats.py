@@ -1,18 +1,67 @@
-"""Scrapy's in-memory stats collector without its per-access toll.
+"""Scrapy stats of sitemap-crawler: every key built here, and a cheaper collector.
 
-Scrapy 2.19 routes every attribute access on the stats collector through a
-Python ``__getattribute__`` that wraps methods to warn about a deprecated
-``spider`` argument; each ``self._stats`` inside ``inc_value`` first raises
-and catches an ``AttributeError``. Stats are bumped a dozen times per
-request, so this was 3% of a crawl (scrapy/scrapy#7045). The methods keep
-their signatures, so a caller that still passes ``spider`` works, unwarned.
+Stats are counters for people watching a crawl (``scrapy crawl`` prints
+them, Scrapyd keeps them); nothing decides on them. One helper owns the
+``sitemap/`` prefix and builds every key, so no key string is repeated and
+none carries message text.
+
+:class:`FastStatsCollector`: Scrapy 2.19 routes every attribute access on
+the stats collector through a Python ``__getattribute__`` that wraps methods
+to warn about a deprecated ``spider`` argument; each ``self._stats`` inside
+``inc_value`` first raises and catches an ``AttributeError``. Stats are
+bumped a dozen times per request, so this was 3% of a crawl
+(scrapy/scrapy#7045). The methods keep their signatures, so a caller that
+still passes ``spider`` works, unwarned.
 """
 
 from __future__ import annotations
 
 from scrapy.statscollectors import MemoryStatsCollector
 
-__all__ = ["FastStatsCollector"]
+__all__ = ["FastStatsCollector", "Stat", "dropped", "key", "limit", "warning"]
+
+PREFIX = "sitemap"
+
+
+def key(*parts: str) -> str:
+    """``sitemap/part/part``: the one builder of this project's stats keys."""
+    return "/".join((PREFIX, *parts))
+
+
+def dropped(reason: str) -> str:
+    """URLs left out for *reason* (a :class:`crawler.reasons.Reason` value)."""
+    return key("dropped", reason)
+
+
+def limit(kind: str) -> str:
+    """Requests stopped by a crawl limit (a :class:`crawler.reasons.Limit` value)."""
+    return key("limit", kind)
+
+
+def warning(code: str) -> str:
+    """Whole-site findings about listed URLs, by stable code."""
+    return key("warnings", code)
+
+
+class Stat:
+    """The fixed keys."""
+
+    LISTED = key("listed")
+    NOT_MODIFIED = key("not_modified")
+    RESUMED_URLS = key("resumed_urls")
+    CANONICAL_CONFLICT = key("canonical_conflict")
+    SEED_SITEMAPS = key("seed_sitemaps")
+    CRAWL_DELAY = key("crawl_delay")
+    IMAGES_LISTED = key("images", "listed")
+    IMAGES_OVER_LIMIT = key("images", "over_limit")
+    VIDEOS_LISTED = key("videos", "listed")
+    VIDEOS_LEFT_OUT = key("videos", "left_out")
+    SHARDS = key("shards")
+    SHARDS_WRITTEN = key("shards_written")
+    NEWS_URLS = key("news_urls")
+    DELTA_URLS = key("delta_urls")
+    CARRIED = key("carried")
+    REMOVED = key("removed")
 
 
 class FastStatsCollector(MemoryStatsCollector):

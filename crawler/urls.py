@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_STRIP_PARAMS",
     "UNFOLLOWABLE_SCHEMES",
     "QueryParamFilter",
+    "normalize_or_raw",
     "normalize_url",
     "resolve_link",
     "site_root",
@@ -161,6 +162,14 @@ def _normalize_plain(plain: re.Match[str], params: QueryParamFilter) -> str | No
     netloc = f"{host}:{port}" if port else host
     query = params(query) if query else ""
     return f"{scheme}://{netloc}{path or '/'}?{query}" if query else f"{scheme}://{netloc}{path or '/'}"
+
+
+def normalize_or_raw(url: str, encoding: str = "utf-8", params: QueryParamFilter = _NO_FILTER) -> str:
+    """The normal form of *url*, or *url* itself when it has none (not http(s), broken)."""
+    try:
+        return normalize_url(url, encoding, params)
+    except ValueError:
+        return url
 
 
 def resolve_link(base: str, href: str) -> str | None:

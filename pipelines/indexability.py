@@ -1,7 +1,7 @@
 """Indexability rules (SPEC S3), one pipeline per concern.
 
 Each pipeline either passes the item on or raises
-:class:`~crawler.reasons.Excluded` with a stable reason code; the ledger
+:class:`~crawler.reasons.Excluded` with a stable reason code; the report
 records the reason and the stats count it. Order in ``ITEM_PIPELINES``:
 fetch outcome, user patterns, content type, noindex, canonical.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawler.items import PageFacts
+from crawler.page.headers import media_type
 from crawler.reasons import Excluded, Reason
 from settings.config import SitemapConfig
 
@@ -65,9 +66,9 @@ class ContentTypePipeline(_RulePipeline):
     """HTML only, unless ``SITEMAP_ALLOWED_CONTENT_TYPES`` allows more."""
 
     def process_item(self, item: PageFacts) -> PageFacts:
-        media_type = (item.content_type or "text/html").split(";", 1)[0].strip().lower()
-        if media_type not in self.config.allowed_content_types:
-            raise Excluded(Reason.CONTENT_TYPE, media_type)
+        kind = media_type(item.content_type)
+        if kind not in self.config.allowed_content_types:
+            raise Excluded(Reason.CONTENT_TYPE, kind)
         return item
 
 

@@ -3,7 +3,8 @@
 Defaults are polite enough for a small live site: a few parallel requests to
 the one host, a short delay, robots.txt obeyed, Crawl-delay honoured. Every
 ``SITEMAP_*`` key is documented in the README and parsed by
-:mod:`settings.config`.
+:mod:`settings.config`; :mod:`settings.layers` puts the command line, a TOML
+file and ``--set`` over these defaults.
 """
 
 from crawler.urls import DEFAULT_STRIP_PARAMS
@@ -59,15 +60,15 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # queue keeps the same order for a single one.
 SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
 # URLs are normalised once by the spider; fingerprints use that exact spelling.
-REQUEST_FINGERPRINTER_CLASS = "crawler.fingerprint.UrlFingerprinter"
+REQUEST_FINGERPRINTER_CLASS = "crawler.request_fingerprinter.UrlFingerprinter"
 
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
-    "crawler.middlewares.ScopeMiddleware": 50,
+    "crawler.downloadermiddlewares.scope.ScopeMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawler.robots.SiteRobotsTxtMiddleware": 100,
-    "crawler.middlewares.CrawlLimitsMiddleware": 110,
-    "crawler.middlewares.ConditionalRequestMiddleware": 120,
+    "crawler.downloadermiddlewares.robotstxt.SiteRobotsTxtMiddleware": 100,
+    "crawler.downloadermiddlewares.limits.CrawlLimitsMiddleware": 110,
+    "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
     # Off through COOKIES_ENABLED as well; listed so its module (48 ms of imports) is never loaded.
     "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
 }
@@ -90,15 +91,16 @@ ITEM_PIPELINES = {
     "pipelines.indexability.ContentTypePipeline": 300,
     "pipelines.indexability.NoindexPipeline": 400,
     "pipelines.indexability.CanonicalPipeline": 500,
-    "pipelines.media.MediaPipeline": 600,
-    "pipelines.state.StatePipeline": 700,
+    "pipelines.media_rules.MediaRulesPipeline": 600,
+    "pipelines.lastmod.LastmodPipeline": 700,
     "pipelines.export.SitemapExportPipeline": 900,
 }
 EXTENSIONS = {
-    "crawler.robots.CrawlDelay": 500,
-    "crawler.ledger.Ledger": 510,
-    "crawler.progress.Progress": 520,
-    "crawler.gctuning.GarbageCollection": 530,
+    "crawler.extensions.crawldelay.CrawlDelay": 500,
+    "crawler.extensions.report.CrawlReport": 510,
+    "crawler.extensions.progress.Progress": 520,
+    "crawler.extensions.gctuning.GarbageCollection": 530,
+    "crawler.extensions.notify.IndexNowNotifier": 540,
     # Off through REMOTE_CONTROL_ENABLED as well; its module imports aiohttp (0.13 s per run).
     "scrapy.extensions.remote_control.RemoteControl": None,
 }

@@ -15,10 +15,13 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
-from crawler.content import DEFAULT_IGNORE, Matcher, compile_ignore
-from crawler.languages import news_language
+from crawler.page.digest import DEFAULT_IGNORE, Matcher, compile_ignore
+from crawler.page.languages import news_language
+from crawler.protocol import MAX_BYTES, MAX_IMAGES_PER_URL, MAX_LOC_LENGTH, MAX_URLS
 from crawler.scope import UrlPatterns
-from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS
+from crawler.sitemaps.naming import RESERVED_GROUPS
+from crawler.sitemaps.shards import SetLayout
+from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 
 if TYPE_CHECKING:
@@ -27,9 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["SitemapConfig", "default_report_path"]
 
 _CACHE_ATTR = "_sitemap_config"
-
-
-SHARD_STRATEGIES = ("sequential", "section", "date", "id")
 
 
 def beside(output_dir: Path, suffix: str) -> Path:
@@ -76,10 +76,7 @@ class SitemapConfig:
     state_path: Path | None
     resume: bool
     fingerprint_ignore: tuple[Matcher, ...]
-    shard_strategy: str
-    shard_sections: tuple[tuple[str, re.Pattern[str]], ...]
-    shard_id_pattern: re.Pattern[str] | None
-    shard_id_range: int
+    shard_strategy: ShardStrategy
     compact: bool
     removals_path: Path
     indexnow_endpoint: str | None
@@ -95,6 +92,12 @@ class SitemapConfig:
     def updating(self) -> bool:
         """An event-driven update: only some URLs are fetched or dropped."""
         return bool(self.update_add or self.update_remove)
+
+    @property
+    def layout(self) -> SetLayout:
+        """File names and limits of the sitemap set."""
+        gzip_level = self.gzip_level if self.gzip else None
+        return SetLayout(self.basename, self.max_urls_per_file, self.max_bytes_per_file, gzip_level)
 
     def news_candidate(self, url: str) -> bool:
         """Whether *url* may be a news article (news on, URL patterns match)."""
@@ -146,7 +149,7 @@ class SitemapConfig:
             max_bytes_per_file=_int(settings, "SITEMAP_MAX_BYTES_PER_FILE", 1024, MAX_BYTES),
             max_pages=_int(settings, "SITEMAP_MAX_PAGES", 0),
             max_depth=_int(settings, "SITEMAP_MAX_DEPTH", 0),
-            max_url_length=_int(settings, "SITEMAP_MAX_URL_LENGTH", 32, 2048),
+            max_url_length=_int(settings, "SITEMAP_MAX_URL_LENGTH", 32, MAX_LOC_LENGTH),
             max_query_variants=_int(settings, "SITEMAP_MAX_QUERY_VARIANTS", 0),
             max_crawl_delay=_float(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
             strip_params=strip,
@@ -158,7 +161,7 @@ class SitemapConfig:
             images=settings.getbool("SITEMAP_IMAGES"),
             videos=settings.getbool("SITEMAP_VIDEOS"),
             hreflang=settings.getbool("SITEMAP_HREFLANG"),
-            max_images_per_url=_int(settings, "SITEMAP_MAX_IMAGES_PER_URL", 0, 1000),
+            max_images_per_url=_int(settings, "SITEMAP_MAX_IMAGES_PER_URL", 0, MAX_IMAGES_PER_URL),
             image_max_pages=_int(settings, "SITEMAP_IMAGE_MAX_PAGES", 0),
             news_name=str(settings.get("SITEMAP_NEWS_NAME") or "").strip(),
             news_language=_news_language(settings.get("SITEMAP_NEWS_LANGUAGE")),
@@ -166,10 +169,12 @@ class SitemapConfig:
             state_path=_state_path(settings, output_dir),
             resume=settings.getbool("SITEMAP_RESUME"),
             fingerprint_ignore=compile_ignore([*DEFAULT_IGNORE, *_strings(settings, "SITEMAP_FINGERPRINT_IGNORE")]),
-            shard_strategy=_choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES),
-            shard_sections=_sections(settings),
-            shard_id_pattern=_id_pattern(settings),
-            shard_id_range=_int(settings, "SITEMAP_SHARD_ID_RANGE", 1),
+            shard_strategy=ShardStrategy(
+                _choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES),
+                _sections(settings),
+                _id_pattern(settings),
+                _int(settings, "SITEMAP_SHARD_ID_RANGE", 1),
+            ),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             **_indexnow(settings, start_url),
@@ -258,8 +263,11 @@ def _sections(settings: BaseSettings) -> tuple[tuple[str, re.Pattern[str]], ...]
         raise ValueError("SITEMAP_SHARD_SECTIONS must map section names to URL patterns")  # noqa: TRY004
     sections = []
     for name, pattern in raw.items():
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)) or name == "delta":
-            raise ValueError(f"SITEMAP_SHARD_SECTIONS: section name {name!r} must be lower-case letters, digits, '-'")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)) or name in RESERVED_GROUPS:
+            raise ValueError(
+                f"SITEMAP_SHARD_SECTIONS: section name {name!r} must be lower-case letters, digits, '-'"
+                f" and not {' or '.join(sorted(RESERVED_GROUPS))}"
+            )
         try:
             sections.append((str(name), re.compile(str(pattern))))
         except re.error as error:

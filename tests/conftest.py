@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.sitemaps.validate import validate_bytes, validate_set
+from crawler.validate.protocol import validate_bytes
+from crawler.validate.sets import validate_set
 from tests.server import SiteServer
 
 # Tests never touch the network: no proxy may redirect loopback traffic.

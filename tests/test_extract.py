@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from crawler.extract import link_header_targets, parse_html, robots_directives
+from crawler.page.headers import link_header_targets, robots_directives
+from crawler.page.html import parse_html
 
 
 def test_links_from_a_area_and_link_rel_with_base() -> None:

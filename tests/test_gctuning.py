@@ -7,7 +7,7 @@ import gc
 from scrapy import signals
 from scrapy.utils.test import get_crawler
 
-from crawler.gctuning import CRAWL_THRESHOLDS, GarbageCollection
+from crawler.extensions.gctuning import CRAWL_THRESHOLDS, GarbageCollection
 
 
 def test_thresholds_and_freeze_last_as_long_as_the_engine() -> None:

@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from crawler.hreflang import resolve_cluster, valid_alternates
-from crawler.images import largest_srcset_candidate
-from crawler.languages import hreflang_problem, news_language
-from crawler.news import detect_article, is_recent
-from crawler.sitemaps.xml import to_w3c
-from crawler.structured import find_typed, parse_json_ld
-from crawler.videos import Video, check_video, iso8601_seconds, merge_videos, truncate_words
+from crawler.page.images import largest_srcset_candidate
+from crawler.page.languages import hreflang_problem, news_language, valid_alternates
+from crawler.page.news import detect_article, is_recent
+from crawler.page.structured import find_typed, parse_json_ld
+from crawler.page.videos import Video, check_video, iso8601_seconds, merge_videos, truncate_words
+from crawler.protocol import to_w3c
+from crawler.sitemaps.clusters import resolve_cluster
 
 
 @pytest.mark.parametrize(

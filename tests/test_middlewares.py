@@ -7,7 +7,7 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.test import get_crawler
 
-from crawler.middlewares import ScopeMiddleware
+from crawler.downloadermiddlewares.scope import ScopeMiddleware
 from crawler.spiders.site import SiteSpider
 
 

@@ -6,7 +6,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from crawler.progress import Progress, progress_counts
+from crawler.extensions.progress import Progress, progress_counts
 from crawler.spiders.site import SiteSpider
 
 

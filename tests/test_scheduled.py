@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from crawler.sitemaps.xml import SITEMAP_NS
-from crawler.state import StateStore
+from crawler.protocol import SITEMAP_NS
+from crawler.state.store import StateStore
 from tests.conftest import CLI, CrawlResult, crawl, run_cli
 from tests.server import SITE_ROOT, SiteServer
 

@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from crawler.protocol import MAX_URLS, SITEMAP_NS, is_w3c_datetime, w3c_datetime
 from crawler.sitemaps.publish import MANIFEST_NAME, SitemapPublisher
+from crawler.sitemaps.shards import write_sitemaps
 from crawler.sitemaps.spool import UrlSpool
-from crawler.sitemaps.validate import is_w3c_datetime, validate_bytes, validate_set
 from crawler.sitemaps.writer import ShardedUrlsetWriter, UrlEntry, render_index
-from crawler.sitemaps.xml import MAX_URLS, SITEMAP_NS, w3c_datetime, xml_escape
-from pipelines.export import write_sitemaps
+from crawler.sitemaps.xml import xml_escape
+from crawler.validate.protocol import validate_bytes
+from crawler.validate.sets import validate_set
 
 ORIGIN = "https://e.com"
 NS = {"s": SITEMAP_NS}
@@ -198,7 +200,7 @@ def test_failed_export_leaves_previous_set_intact(tmp_path: Path) -> None:
     config = SitemapConfig.from_settings(_settings(out))
     staging = publisher.stage()
     with pytest.raises(OSError, match="No space left"):
-        write_sitemaps(failing(), publisher, staging, config, "2026-11-02T00:00:00Z")
+        write_sitemaps(failing(), publisher, staging, config.layout, "2026-11-02T00:00:00Z")
     publisher.abort(staging)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert validate_set(out / "sitemap.xml", ORIGIN) == []

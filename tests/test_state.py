@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from crawler.state import _MIGRATIONS, SCHEMA_VERSION, StateLocked, StateStore
+from crawler.state.placement import ShardAssigner
+from crawler.state.schema import MIGRATIONS, SCHEMA_VERSION
+from crawler.state.store import StateLocked, StateStore
 
 NOW = "2026-11-30T10:00:00Z"
 
@@ -28,7 +30,7 @@ def test_version_1_store_is_migrated(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     db = sqlite3.connect(path)
 
-    for statement in _MIGRATIONS[1].split(";"):
+    for statement in MIGRATIONS[1].split(";"):
         if statement.strip():
             db.execute(statement)
     db.execute("INSERT INTO page (url, first_seen, last_seen, last_run, outcome) VALUES ('u', 'a', 'a', 1, 'listed')")
@@ -47,7 +49,7 @@ def test_version_2_store_moves_facts_to_their_own_table(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     db = sqlite3.connect(path)
     for version in (1, 2):
-        for statement in _MIGRATIONS[version].split(";"):
+        for statement in MIGRATIONS[version].split(";"):
             if statement.strip():
                 db.execute(statement)
     blob = zlib.compress(json.dumps({"links": ["http://a/x"]}).encode())
@@ -93,7 +95,7 @@ def test_lock_refuses_a_second_holder_and_dies_with_the_process(tmp_path: Path) 
     store = StateStore(path)
     code = """
 import pathlib, sys
-from crawler.state import StateStore, StateLocked
+from crawler.state.store import StateStore, StateLocked
 try:
     StateStore(pathlib.Path(sys.argv[1]))
 except StateLocked as error:
@@ -113,11 +115,11 @@ def test_shards_are_stable_and_filled_in_order(tmp_path: Path) -> None:
         run, _ = store.begin_run(NOW, resume=False)
         for i in range(5):
             store.record(run, NOW, f"u{i}", status=200, outcome="listed", reason=None, facts={})
-        place = store.shard_assigner(max_urls=2)
+        place = ShardAssigner(store, max_urls=2)
         assert [place(f"u{i}", "") for i in range(5)] == [(1, 0), (1, 1), (2, 0), (2, 1), (3, 0)]
         assert place("u1", "") == (1, 1)  # kept
         assert place("u1", "blog") == (1, 0)  # a new group starts its own shards
-        again = store.shard_assigner(max_urls=2)
+        again = ShardAssigner(store, max_urls=2)
         store.record(run, NOW, "u9", status=200, outcome="listed", reason=None, facts={})
         assert again("u9", "") == (3, 1)  # the open shard of the group
     finally:
@@ -153,22 +155,22 @@ def _config(**settings: object):  # type: ignore[no-untyped-def]
 
 def test_shard_groups_by_strategy() -> None:
     from crawler.items import PageFacts
-    from crawler.news import NewsArticle
-    from pipelines.state import shard_group
+    from crawler.page.news import NewsArticle
+    from pipelines.lastmod import shard_group
 
     page = PageFacts(url="https://e.com/products/item-123456.html", modified_hint="2026-10-03T10:00:00Z")
-    assert shard_group(page, _config(), NOW) == ""
+    assert shard_group(page, _config().shard_strategy, NOW) == ""
     sections = _config(SITEMAP_SHARD_STRATEGY="section", SITEMAP_SHARD_SECTIONS={"products": "/products/"})
-    assert shard_group(page, sections, NOW) == "products"
-    assert shard_group(PageFacts(url="https://e.com/about"), sections, NOW) == ""
+    assert shard_group(page, sections.shard_strategy, NOW) == "products"
+    assert shard_group(PageFacts(url="https://e.com/about"), sections.shard_strategy, NOW) == ""
     by_date = _config(SITEMAP_SHARD_STRATEGY="date")
-    assert shard_group(page, by_date, NOW) == "2026-10"
-    assert shard_group(PageFacts(url="https://e.com/x"), by_date, NOW) == "2026-11"  # first seen
+    assert shard_group(page, by_date.shard_strategy, NOW) == "2026-10"
+    assert shard_group(PageFacts(url="https://e.com/x"), by_date.shard_strategy, NOW) == "2026-11"  # first seen
     news = PageFacts(url="https://e.com/n", news=NewsArticle("2025-01-02T00:00:00Z", "t", "en"))
-    assert shard_group(news, by_date, NOW) == "2025-01"
+    assert shard_group(news, by_date.shard_strategy, NOW) == "2025-01"
     by_id = _config(SITEMAP_SHARD_STRATEGY="id", SITEMAP_SHARD_ID_PATTERN=r"item-(\d+)", SITEMAP_SHARD_ID_RANGE=100000)
-    assert shard_group(page, by_id, NOW) == "id-100000"
-    assert shard_group(PageFacts(url="https://e.com/about"), by_id, NOW) == "id-none"
+    assert shard_group(page, by_id.shard_strategy, NOW) == "id-100000"
+    assert shard_group(PageFacts(url="https://e.com/about"), by_id.shard_strategy, NOW) == "id-none"
 
 
 @pytest.mark.parametrize(

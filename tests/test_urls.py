@@ -143,7 +143,7 @@ def test_url_patterns() -> None:
 def test_fingerprint_keeps_query_order_apart() -> None:
     from scrapy import Request
 
-    from crawler.fingerprint import UrlFingerprinter
+    from crawler.request_fingerprinter import UrlFingerprinter
 
     fingerprint = UrlFingerprinter().fingerprint
     assert fingerprint(Request("http://e.com/?a=1&b=2")) != fingerprint(Request("http://e.com/?b=2&a=1"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.sitemaps.xml import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
+from crawler.protocol import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from tests.conftest import crawl, run_cli
 from tests.server import SiteServer
 

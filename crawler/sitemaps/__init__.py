@@ -1,1 +1,1 @@
-"""Scrapy-free sitemap writing, publishing and validation (SPEC S4)."""
+"""Sitemap writing (SPEC S4): entries, shards and their names, whole-site rules, spool, atomic publishing (pure)."""

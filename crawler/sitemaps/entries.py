@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from crawler.sitemaps.xml import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS, XML_DECLARATION, xml_escape
-from crawler.videos import Video
+from crawler.page.videos import Video
+from crawler.protocol import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
+from crawler.sitemaps.xml import XML_DECLARATION, xml_escape
 
 __all__ = ["URLSET_CLOSE", "URLSET_OPEN", "NewsEntry", "UrlEntry", "render_video"]
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from crawler.page.videos import Video
 from crawler.sitemaps.entries import UrlEntry
-from crawler.videos import Video
 
 __all__ = ["SpooledUrl", "UrlSpool"]
 

@@ -1,7 +1,7 @@
 """Streaming sitemap writers that split on both protocol limits (SPEC S4).
 
 :class:`ShardedUrlsetWriter` turns a stream of :class:`UrlEntry` into
-``sitemap-1.xml``, ``sitemap-2.xml``, ... rolling over at whichever limit
+``sitemap-1.xml``, ``sitemap-2.xml``, ... (or ``sitemap-GROUP-1.xml``) rolling over at whichever limit
 comes first, the URL count or the exact uncompressed byte size. Memory stays
 flat: entries are rendered, counted and written in small batches.
 """
@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Self
 
+from crawler.protocol import MAX_BYTES, MAX_URLS, SITEMAP_NS
 from crawler.sitemaps.entries import URLSET_CLOSE, URLSET_OPEN, UrlEntry
-from crawler.sitemaps.xml import MAX_BYTES, MAX_URLS, SITEMAP_NS, XML_DECLARATION, xml_escape
+from crawler.sitemaps.naming import shard_name
+from crawler.sitemaps.xml import XML_DECLARATION, xml_escape
 
 __all__ = ["ShardFile", "ShardedUrlsetWriter", "UrlEntry", "render_index", "write_urlset"]
 
@@ -76,6 +78,7 @@ class ShardedUrlsetWriter:
         folder: Path,
         *,
         basename: str = "sitemap",
+        group: str = "",
         max_urls: int = MAX_URLS,
         max_bytes: int = MAX_BYTES,
         gzip_level: int | None = None,
@@ -87,10 +90,10 @@ class ShardedUrlsetWriter:
             raise ValueError(f"max_bytes must be between {overhead + 1} and {MAX_BYTES}")
         self.folder = folder
         self.basename = basename
+        self.group = group
         self.max_urls = max_urls
         self.max_bytes = max_bytes
         self.gzip_level = gzip_level
-        self.suffix = ".xml.gz" if gzip_level else ".xml"
         self.shards: list[ShardFile] = []
         self._sink: _Sink | None = None
         self._pending: list[bytes] = []
@@ -143,7 +146,7 @@ class ShardedUrlsetWriter:
             self.discard()
 
     def _open(self) -> None:
-        name = f"{self.basename}-{len(self.shards) + 1}{self.suffix}"
+        name = shard_name(self.basename, self.group, len(self.shards) + 1, bool(self.gzip_level))
         self._sink = _Sink(self.folder / name, self.gzip_level)
         self._sink.write(URLSET_OPEN)
         self._count = 0

@@ -9,59 +9,52 @@ Request is built, which is where a crawler spends its CPU.
 
 from __future__ import annotations
 
-import logging
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from collections.abc import Set as AbstractSet
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, Spider, signals
+from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Response
-from scrapy.utils.gz import gunzip
-from scrapy.utils.sitemap import Sitemap
 
-from crawler.extract import PageHtml, link_header_alternates, link_header_targets, parse_html, robots_directives
+from crawler.downloadermiddlewares.robotstxt import robots_user_agent
+from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
-from crawler.media import collect_media
-from crawler.reasons import LimitReached, Reason, RobotsDisallowed, stats_key
-from crawler.robots import robots_user_agent
-from crawler.runstate import CrawlState
+from crawler.modes import Replay, RunMode
+from crawler.page.headers import is_html, last_modified, link_header_alternates, link_header_targets, robots_directives
+from crawler.page.html import PageHtml, parse_html
+from crawler.page.media import collect_media
+from crawler.page.structured import modified_time
+from crawler.protocol import to_w3c
+from crawler.reasons import LimitReached, Reason, RobotsDisallowed
 from crawler.scope import Scope
-from crawler.sitemaps.xml import to_w3c, w3c_datetime
-from crawler.state import UNKNOWN
-from crawler.structured import modified_time
-from crawler.urls import normalize_url, resolve_link
+from crawler.spiders.seeds import SitemapSeeds
+from crawler.state.store import UNKNOWN
+from crawler.stats import Stat
+from crawler.urls import normalize_or_raw, normalize_url, resolve_link
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
 
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http.headers import Headers
-    from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
 __all__ = ["SiteSpider"]
 
-logger = logging.getLogger(__name__)
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-#: A sitemap index may list sitemaps; nothing deeper is read.
-MAX_SITEMAP_LEVEL = 2
-MAX_SITEMAP_FILES = 1000
-_SITEMAP_MAX_SIZE = 50 * 1024 * 1024
-
-
-class SiteSpider(Spider):
+class SiteSpider(SitemapSeeds):
     name = "site"
     config: SitemapConfig
     scope: Scope
     robots_agent: str
     seen: set[str]  # raw and normalised spellings of every URL already handled
     sitemap_files: int
-    state: CrawlState | None
+    state: RunState | None
+    mode: RunMode
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
@@ -73,13 +66,17 @@ class SiteSpider(Spider):
         spider.robots_agent = robots_user_agent(crawler)
         spider.seen = set()
         spider.sitemap_files = 0
-        spider.state = CrawlState.of(crawler)
+        spider.state = RunState.of(crawler)
+        if spider.state is not None:
+            spider.mode = spider.state.mode
+        else:
+            spider.mode = RunMode.UPDATE if spider.config.updating else RunMode.CRAWL
         crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
         crawler.signals.connect(spider.headers_received, signal=signals.headers_received)
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
-        if self.config.updating:
+        if self.mode is RunMode.UPDATE:
             for url in self.config.update_remove:
                 self.seen.add(url)
                 yield PageFacts(url=url, error=Reason.REMOVED, detail="removed by update")
@@ -87,7 +84,7 @@ class SiteSpider(Spider):
                 for output in self.follow_url(url, depth=0, referrer=None):
                     yield output
             return
-        if self.state is not None and self.state.resumed:
+        if self.mode is RunMode.RESUME:
             for output in self.resume():
                 yield output
             return
@@ -98,8 +95,8 @@ class SiteSpider(Spider):
         """Continue an interrupted run: URLs it already handled are replayed
         from the state store (no request), the rest of the frontier is fetched."""
         assert self.state is not None
-        done = self.state.store.processed(self.state.run)
-        self.crawler.stats.set_value(stats_key("resumed_urls"), len(done))
+        done = self.state.handled()
+        self.crawler.stats.set_value(Stat.RESUMED_URLS, len(done))
         queue: deque[tuple[str, int, str | None]] = deque([(self.config.start_url, 0, None)])
         while queue:
             url, depth, referrer = queue.popleft()
@@ -109,14 +106,14 @@ class SiteSpider(Spider):
                 yield from self.follow_url(url, depth=depth, referrer=referrer)
                 continue
             self.seen.add(url)
-            stored = self.state.store.facts(url)
+            stored = self.state.facts(url)
             if stored is None:
                 continue
             facts = PageFacts.from_dict(stored)
-            facts.replayed = "resume"
+            facts.replayed = Replay.RESUMED
             yield facts
             for target, target_depth in self.targets(facts):
-                queue.append((_normalize_or_raw(target, self.config, facts.encoding), target_depth, url))
+                queue.append((normalize_or_raw(target, facts.encoding, self.config.strip_params), target_depth, url))
 
     # -- following ---------------------------------------------------------
 
@@ -167,12 +164,12 @@ class SiteSpider(Spider):
 
     def replay_not_modified(self, response: Response) -> PageFacts | None:
         """A 304 to our conditional request: the page is what the state store last saw."""
-        stored = self.state.store.facts(response.url) if self.state is not None else None
+        stored = self.state.facts(response.url) if self.state is not None else None
         if stored is None:
             return None
         facts = PageFacts.from_dict(stored)
-        facts.replayed = "304"
-        self.crawler.stats.inc_value(stats_key("not_modified"))
+        facts.replayed = Replay.NOT_MODIFIED
+        self.crawler.stats.inc_value(Stat.NOT_MODIFIED)
         return facts
 
     def read_response(self, response: Response) -> PageFacts:
@@ -181,7 +178,7 @@ class SiteSpider(Spider):
             status=response.status,
             content_type=_header(response, b"Content-Type"),
             redirect_chain=response.meta.get("redirect_chain", []),
-            last_modified=_last_modified(response),
+            last_modified=last_modified(_header(response, b"Last-Modified"), _header(response, b"Date")),
         )
         if self.state is not None:
             facts.etag = _header(response, b"ETag")
@@ -190,8 +187,8 @@ class SiteSpider(Spider):
             location = _header(response, b"Location")
             target = resolve_link(response.url, location) if location else None
             if target:
-                facts.redirect_to = _normalize_or_raw(target, self.config)
-        elif response.status == 200 and _is_html(facts.content_type):
+                facts.redirect_to = normalize_or_raw(target, params=self.config.strip_params)
+        elif response.status == 200 and is_html(facts.content_type):
             self.read_page(facts, response)
         return facts
 
@@ -209,7 +206,7 @@ class SiteSpider(Spider):
         return [(url, depth) for url in urls if url not in known]
 
     def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
-        if self.config.updating:
+        if self.mode is RunMode.UPDATE:
             return  # an update fetches the URLs it was given, nothing else
         chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
         for target, depth in self.targets(facts, self.seen):
@@ -230,12 +227,12 @@ class SiteSpider(Spider):
         self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
         facts.robots = robots_directives(page.meta, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
         canonicals = link_header_targets(link_headers, response.url, "canonical") + page.canonicals
-        normal = {_normalize_or_raw(c, self.config, encoding) for c in canonicals}
+        normal = {normalize_or_raw(c, encoding, self.config.strip_params) for c in canonicals}
         if len(normal) == 1:
             facts.canonical = normal.pop()
         elif len(normal) > 1:
             # Conflicting canonicals are ignored by search engines.
-            self.crawler.stats.inc_value(stats_key("canonical_conflict"))
+            self.crawler.stats.inc_value(Stat.CANONICAL_CONFLICT)
 
     def add_media(
         self, facts: PageFacts, page: PageHtml, encoding: str, header_alternates: list[tuple[str, str]]
@@ -270,7 +267,7 @@ class SiteSpider(Spider):
         if request.callback != self.parse or headers.get(b"Content-Encoding"):
             return
         content_type = headers.get(b"Content-Type")
-        if content_type is not None and not _is_html(content_type.decode("latin-1")):
+        if content_type is not None and not is_html(content_type.decode("latin-1")):
             raise StopDownload(fail=False)
 
     def failed(self, failure: Failure) -> Iterator[PageFacts]:
@@ -295,71 +292,6 @@ class SiteSpider(Spider):
             stored=request.meta.get("stored_state", UNKNOWN),
         )
 
-    # -- sitemaps named in robots.txt ----------------------------------------
-
-    def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
-        """Schedule the sitemaps that the site's robots.txt names (SPEC S2)."""
-        if not self.scope.contains(request.url) or self.config.updating:
-            return
-        inner = getattr(robotparser, "rp", None)
-        for url in list(getattr(inner, "sitemaps", None) or [])[:MAX_SITEMAP_FILES]:
-            self.schedule_sitemap(url, level=1)
-
-    def schedule_sitemap(self, raw_url: str, level: int) -> None:
-        try:
-            url = normalize_url(raw_url)
-        except ValueError:
-            logger.info("Ignoring sitemap with a bad URL: %r", raw_url)
-            return
-        if url in self.seen or self.sitemap_files >= MAX_SITEMAP_FILES:
-            return
-        if not self.scope.same_site(url):
-            logger.info("Ignoring sitemap on another site: %s", url)
-            return
-        self.seen.add(url)
-        self.sitemap_files += 1
-        request = Request(
-            url,
-            callback=self.parse_sitemap,
-            errback=self.sitemap_failed,
-            # robots.txt named these files: they are meant to be read.
-            meta={"sitemap_file": True, "sitemap_level": level, "allow_offsite": True, "dont_obey_robotstxt": True},
-            priority=100,
-        )
-        self.crawler.engine.crawl(request)
-
-    def parse_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
-        self.crawler.stats.inc_value(stats_key("seed_sitemaps"))
-        if response.status != 200:
-            logger.info("Sitemap %s answered %s; ignored", response.url, response.status)
-            return
-        body = response.body
-        if body[:2] == b"\x1f\x8b":
-            try:
-                body = gunzip(body, max_size=_SITEMAP_MAX_SIZE)
-            except Exception as error:  # noqa: BLE001 - corrupt or oversized: skip it
-                logger.warning("Sitemap %s could not be decompressed: %s", response.url, error)
-                return
-        try:
-            sitemap = Sitemap(body)
-            entries = list(sitemap)
-        except Exception as error:  # noqa: BLE001 - hostile or broken XML: skip it
-            logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
-            return
-        level = response.meta.get("sitemap_level", 1)
-        for entry in entries:
-            loc = entry.get("loc")
-            if not loc:
-                continue
-            if sitemap.type == "sitemapindex":
-                if level < MAX_SITEMAP_LEVEL:
-                    self.schedule_sitemap(loc, level + 1)
-            elif sitemap.type == "urlset":
-                yield from self.follow_url(loc, depth=1, referrer=response.url)
-
-    def sitemap_failed(self, failure: Failure) -> None:
-        logger.info("Sitemap %s not read: %s", failure.request.url, failure.value)  # type: ignore[attr-defined]
-
 
 def _header(response: Response, name: bytes) -> str | None:
     value = response.headers.get(name)
@@ -368,35 +300,3 @@ def _header(response: Response, name: bytes) -> str | None:
 
 def _headers(response: Response, name: bytes) -> list[str]:
     return [value.decode("latin-1") for value in response.headers.getlist(name)]
-
-
-def _is_html(content_type: str | None) -> bool:
-    return (content_type or "text/html").split(";", 1)[0].strip().lower() in HTML_TYPES
-
-
-def _normalize_or_raw(url: str, config: SitemapConfig, encoding: str = "utf-8") -> str:
-    try:
-        return normalize_url(url, encoding, config.strip_params)
-    except ValueError:
-        return url
-
-
-def _last_modified(response: Response) -> str | None:
-    """``Last-Modified`` as a W3C datetime, unless it merely echoes the fetch time.
-
-    Dynamic pages often stamp every response with the current time; such a
-    value says nothing about the content and would make lastmod lie.
-    """
-    value = _header(response, b"Last-Modified")
-    if not value:
-        return None
-    try:
-        modified = parsedate_to_datetime(value)
-        date_value = _header(response, b"Date")
-        if date_value and abs((parsedate_to_datetime(date_value) - modified).total_seconds()) < 60:
-            return None
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if modified.tzinfo is None:
-        return None
-    return w3c_datetime(modified)

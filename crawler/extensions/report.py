@@ -15,9 +15,11 @@ from typing import IO, TYPE_CHECKING
 from scrapy import signals
 
 from crawler.items import PageFacts
-from crawler.reasons import Excluded, Reason, stats_key
+from crawler.reasons import Excluded, Reason
+from crawler.results import CrawlResult, StartOutcome
 from crawler.scope import Scope
 from crawler.signals import url_warning
+from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
 from settings.config import SitemapConfig
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["Ledger", "LedgerLine"]
+__all__ = ["CrawlReport", "ReportLine"]
 
 LISTED = "listed"
 EXCLUDED = "excluded"
@@ -36,12 +38,14 @@ WARNING = "warning"
 #: Reason recorded when a pipeline dropped an item with a plain DropItem.
 UNEXPECTED = "error"
 
-LedgerLine = dict[str, object]
+ReportLine = dict[str, object]
 
 
-class Ledger:
+class CrawlReport:
     def __init__(self, crawler: Crawler, config: SitemapConfig):
         self.crawler = crawler
+        self.stats = crawler.stats
+        self.result = CrawlResult.of(crawler)
         self.config = config
         self.path = config.report_path
         self.tmp_path = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -53,14 +57,14 @@ class Ledger:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        ledger = cls(crawler, SitemapConfig.from_crawler(crawler))
-        crawler.signals.connect(ledger.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(ledger.item_scraped, signal=signals.item_scraped)
-        crawler.signals.connect(ledger.item_dropped, signal=signals.item_dropped)
-        crawler.signals.connect(ledger.url_warning, signal=url_warning)
+        report = cls(crawler, SitemapConfig.from_crawler(crawler))
+        crawler.signals.connect(report.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(report.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(report.item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(report.url_warning, signal=url_warning)
         # Closed after every spider_closed handler: the export still reports warnings then.
-        crawler.signals.connect(ledger.engine_stopped, signal=signals.engine_stopped)
-        return ledger
+        crawler.signals.connect(report.engine_stopped, signal=signals.engine_stopped)
+        return report
 
     def spider_opened(self, spider: Spider) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,17 +80,15 @@ class Ledger:
             self._record(item, EXCLUDED, UNEXPECTED, str(exception))
 
     def _record(self, item: PageFacts, outcome: str, reason: str | None, detail: str) -> None:
-        stats = self.crawler.stats
         if reason is None:
-            stats.inc_value(stats_key("listed"))
+            self.stats.inc_value(Stat.LISTED)
         else:
-            stats.inc_value(stats_key("dropped", reason))
+            self.stats.inc_value(dropped(reason))
             if reason == Reason.OUT_OF_SCOPE and self.scope.same_site(item.url):
                 self.sister_origins[site_root(item.url)] += 1
         if item.url == self.config.start_url:
-            stats.set_value(stats_key("start", "outcome"), reason or LISTED)
-            stats.set_value(stats_key("start", "detail"), detail)
-        line: LedgerLine = {
+            self.result.start = StartOutcome(reason, detail)
+        line: ReportLine = {
             "url": item.url,
             "status": item.status,
             "outcome": outcome,
@@ -113,10 +115,10 @@ class Ledger:
 
     def url_warning(self, url: str, code: str, detail: str) -> None:
         """A whole-site finding about a listed URL, on a line of its own."""
-        self.crawler.stats.inc_value(stats_key("warnings", code))
+        self.stats.inc_value(warning(code))
         self._write({"url": url, "outcome": WARNING, "reason": code, "detail": detail})
 
-    def _write(self, line: LedgerLine) -> None:
+    def _write(self, line: ReportLine) -> None:
         if self.file is not None:
             self.file.write(json.dumps(line, ensure_ascii=False) + "\n")
 
@@ -127,7 +129,5 @@ class Ledger:
         self.file = None
         os.replace(self.tmp_path, self.path)
         if self.sister_origins:
-            origin, count = self.sister_origins.most_common(1)[0]
-            self.crawler.stats.set_value(stats_key("sister_origin"), origin)
-            self.crawler.stats.set_value(stats_key("sister_origin_urls"), count)
-        self.crawler.stats.set_value(stats_key("report_path"), str(self.path))
+            self.result.sister_origin = self.sister_origins.most_common(1)[0]
+        self.result.report_path = self.path

@@ -1,4 +1,4 @@
-"""hreflang clusters for ``xhtml:link`` alternates (pure).
+"""hreflang clusters for ``xhtml:link`` alternates: a whole-site rule (pure).
 
 A listed URL carries one link per language version of its cluster, itself
 included. A version on this site counts only if it is listed and links
@@ -8,28 +8,10 @@ cannot be checked and are kept as declared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from crawler.languages import hreflang_problem
-
-__all__ = ["Cluster", "resolve_cluster", "valid_alternates"]
-
-
-def valid_alternates(pairs: Iterable[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[str]]:
-    """(tag, URL) pairs with valid tags, de-duplicated; and one problem per bad tag."""
-    valid: list[tuple[str, str]] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for tag, url in pairs:
-        tag = tag.strip()
-        problem = hreflang_problem(tag)
-        if problem:
-            problems.append(f"invalid hreflang: {problem}")
-        elif tag.lower() not in seen:
-            seen.add(tag.lower())
-            valid.append((tag, url))
-    return valid, problems
+__all__ = ["Cluster", "resolve_cluster"]
 
 
 @dataclass(slots=True)

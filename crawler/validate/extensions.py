@@ -1,4 +1,4 @@
-"""Validation rules for the image, video, news and xhtml extensions.
+"""Validation rules for the image, video, news and xhtml extensions (pure).
 
 Expressed in code from the published schemas (no schema download): required
 children, order, value types and Google's limits. Each checker gets one
@@ -14,17 +14,24 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from crawler.languages import hreflang_problem
-from crawler.sitemaps.xml import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
-from crawler.videos import DESCRIPTION_MAX
+from crawler.page.languages import hreflang_problem
+from crawler.protocol import (
+    CATEGORY_MAX,
+    DESCRIPTION_MAX,
+    DURATION_MAX,
+    IMAGE_NS,
+    MAX_NEWS_PER_FILE,
+    NEWS_NS,
+    TAGS_MAX,
+    VIDEO_NS,
+    XHTML_NS,
+)
 
-__all__ = ["MAX_IMAGES_PER_URL", "MAX_NEWS_PER_FILE", "VIDEO_ORDER", "ExtensionCounts", "check_extension"]
+__all__ = ["VIDEO_ORDER", "ExtensionCounts", "check_extension"]
 
 Sink = Callable[[int | None, str, str], None]
 DateCheck = Callable[[str], bool]
 
-MAX_IMAGES_PER_URL = 1000
-MAX_NEWS_PER_FILE = 1000
 #: Children of video:video in the order of Google's video sitemap schema.
 VIDEO_ORDER = (
     "thumbnail_loc",
@@ -141,8 +148,8 @@ def _check_video(element: etree._Element, is_date: DateCheck, problem: Sink) -> 
             problem(element.sourceline, "video", f"<video:video> without <video:{required}>")
     if "content_loc" not in seen and "player_loc" not in seen:
         problem(element.sourceline, "video", "<video:video> needs <video:content_loc> or <video:player_loc>")
-    if seen.get("tag", 0) > 32:
-        problem(element.sourceline, "video", "more than 32 <video:tag>")
+    if seen.get("tag", 0) > TAGS_MAX:
+        problem(element.sourceline, "video", f"more than {TAGS_MAX} <video:tag>")
 
 
 def _check_video_value(name: str, child: etree._Element, is_date: DateCheck, problem: Sink) -> None:
@@ -154,8 +161,8 @@ def _check_video_value(name: str, child: etree._Element, is_date: DateCheck, pro
         problem(line, "video", f"video:{name} is empty")
     elif name == "description" and len(text) > DESCRIPTION_MAX:
         problem(line, "video", f"video:description is {len(text)} characters, more than {DESCRIPTION_MAX}")
-    elif name == "duration" and not (text.isdigit() and 1 <= int(text) <= 28_800):
-        problem(line, "video", f"video:duration must be whole seconds from 1 to 28800, not {text!r}")
+    elif name == "duration" and not (text.isdigit() and 1 <= int(text) <= DURATION_MAX):
+        problem(line, "video", f"video:duration must be whole seconds from 1 to {DURATION_MAX}, not {text!r}")
     elif name == "rating" and not _in_range(text, 0.0, 5.0):
         problem(line, "video", f"video:rating must be 0.0 to 5.0, not {text!r}")
     elif name == "view_count" and not text.isdigit():
@@ -164,8 +171,8 @@ def _check_video_value(name: str, child: etree._Element, is_date: DateCheck, pro
         problem(line, "video", f"video:{name} is not a W3C datetime: {text!r}")
     elif name in ("family_friendly", "requires_subscription", "live") and text not in ("yes", "no"):
         problem(line, "video", f"video:{name} must be yes or no, not {text!r}")
-    elif name == "category" and len(text) > 256:
-        problem(line, "video", "video:category is longer than 256 characters")
+    elif name == "category" and len(text) > CATEGORY_MAX:
+        problem(line, "video", f"video:category is longer than {CATEGORY_MAX} characters")
 
 
 def _in_range(text: str, low: float, high: float) -> bool:

@@ -12,12 +12,10 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from crawler.sitemaps.xml import to_w3c
-from crawler.structured import find_typed, first_text
+from crawler.page.structured import find_typed, first_text
+from crawler.protocol import CATEGORY_MAX, DESCRIPTION_MAX, DURATION_MAX, TAGS_MAX, TITLE_MAX, to_w3c
 
 __all__ = [
-    "DESCRIPTION_MAX",
-    "TITLE_MAX",
     "Video",
     "check_video",
     "iso8601_seconds",
@@ -26,12 +24,6 @@ __all__ = [
     "truncate_words",
     "videos_from_json_ld",
 ]
-
-TITLE_MAX = 100
-DESCRIPTION_MAX = 2048
-DURATION_MAX = 28_800
-TAGS_MAX = 32
-CATEGORY_MAX = 256
 
 _DURATION = re.compile(
     r"P(?:(?P<weeks>\d+(?:\.\d+)?)W)?(?:(?P<days>\d+(?:\.\d+)?)D)?"

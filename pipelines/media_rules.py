@@ -1,5 +1,8 @@
 """Decide what a listed page's media may contribute to the sitemap (SPEC S5).
 
+Named apart from Scrapy's ``MediaPipeline``, which downloads media: this one
+only judges what the spider found.
+
 The spider reports every image, video and news candidate it found; this
 pipeline applies the per-URL rules: at most 1,000 images, videos only with
 all required fields (text cut at a word boundary), news articles only with a
@@ -11,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawler.items import PageFacts
-from crawler.languages import news_language
-from crawler.reasons import stats_key
-from crawler.videos import check_video
+from crawler.page.languages import news_language
+from crawler.page.videos import check_video
+from crawler.stats import Stat
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -22,10 +25,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["MediaPipeline"]
+__all__ = ["MediaRulesPipeline"]
 
 
-class MediaPipeline:
+class MediaRulesPipeline:
     def __init__(self, config: SitemapConfig, stats: StatsCollector):
         self.config = config
         self.stats = stats
@@ -40,13 +43,13 @@ class MediaPipeline:
             extra = len(item.images) - limit
             item.images = item.images[:limit]
             item.notes.append(f"{extra} image(s) over the limit of {limit} per URL left out")
-            self.stats.inc_value(stats_key("images", "over_limit"), extra)
+            self.stats.inc_value(Stat.IMAGES_OVER_LIMIT, extra)
         kept = []
         for video in item.videos:
             problem = check_video(video, item.url)
             if problem:
                 item.notes.append(problem)
-                self.stats.inc_value(stats_key("videos", "left_out"))
+                self.stats.inc_value(Stat.VIDEOS_LEFT_OUT)
             else:
                 kept.append(video)
         item.videos = kept
@@ -57,6 +60,6 @@ class MediaPipeline:
                 item.news = None
             else:
                 item.news.language = language
-        self.stats.inc_value(stats_key("images", "listed"), len(item.images))
-        self.stats.inc_value(stats_key("videos", "listed"), len(item.videos))
+        self.stats.inc_value(Stat.IMAGES_LISTED, len(item.images))
+        self.stats.inc_value(Stat.VIDEOS_LISTED, len(item.videos))
         return item

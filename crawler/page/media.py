@@ -2,7 +2,7 @@
 
 Images, videos, hreflang alternates and news metadata are gathered from one
 parsed page; URLs come out normalised and de-duplicated. Nothing is judged
-here: limits and required fields are the media pipeline's business.
+here: limits and required fields are the media rules pipeline's business.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from crawler.extract import PageHtml
-from crawler.hreflang import valid_alternates
-from crawler.news import NewsArticle, detect_article
+from crawler.page.html import PageHtml
+from crawler.page.languages import valid_alternates
+from crawler.page.news import NewsArticle, detect_article
+from crawler.page.videos import Video, merge_videos, player_video, videos_from_json_ld
 from crawler.urls import resolve_link
-from crawler.videos import Video, merge_videos, player_video, videos_from_json_ld
 
 __all__ = ["PageMedia", "collect_media"]
 

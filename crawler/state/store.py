@@ -1,111 +1,32 @@
 """The state store: what the crawler knows about each URL across runs (SPEC S6).
 
 One SQLite file holds, per URL: when it was first and last seen, when its
-content last changed and the fingerprint that says so, the lastmod written,
-the HTTP validators for conditional requests, the last facts the crawl
-reported (replayed on a 304 and when resuming), its status/outcome history
-and the shard it lives in. The schema is versioned and migrated in place;
-a lock file keeps a second run off the same store.
+content last changed and the listing digest that says so, the lastmod
+written, the HTTP validators for conditional requests, the last facts the
+crawl reported (replayed on a 304 and when resuming), its status/outcome
+history and the shard it lives in. The schema (:mod:`crawler.state.schema`)
+is migrated in place when a store is opened; a lock
+(:mod:`crawler.state.lock`) keeps a second run off the same store. Only the
+run state (:class:`crawler.extensions.runstate.RunState`) uses this class
+during a crawl.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import logging
-import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "UNKNOWN", "Listing", "PageState", "StateLocked", "StateStore"]
+from crawler.state.lock import StateLocked, StoreLock
+from crawler.state.schema import migrate
 
-SCHEMA_VERSION = 4
-_MIN_SQLITE = (3, 24)
-logger = logging.getLogger(__name__)
-_MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE run (
-        id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL DEFAULT 'running'
-    );
-    CREATE TABLE page (
-        url TEXT PRIMARY KEY,
-        first_seen TEXT NOT NULL,
-        last_seen TEXT NOT NULL,
-        last_run INTEGER NOT NULL,
-        status INTEGER,
-        outcome TEXT NOT NULL,
-        reason TEXT,
-        fingerprint TEXT,
-        last_changed TEXT,
-        lastmod TEXT,
-        etag TEXT,
-        last_modified TEXT,
-        facts BLOB,
-        listed_run INTEGER,
-        shard_group TEXT,
-        shard INTEGER,
-        position INTEGER
-    ) WITHOUT ROWID;
-    CREATE INDEX page_last_run ON page (last_run);
-    CREATE INDEX page_shard ON page (shard_group, shard, position);
-    CREATE TABLE history (url TEXT NOT NULL, run INTEGER NOT NULL, status INTEGER, outcome TEXT, reason TEXT);
-    CREATE INDEX history_url ON history (url);
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-    """,
-    # 2: the run in which a URL was added or its content changed (for IndexNow and deltas).
-    2: """
-    ALTER TABLE page ADD COLUMN changed_run INTEGER;
-    CREATE INDEX page_changed_run ON page (changed_run);
-    """,
-    # 3: the facts move to a table of their own. A WITHOUT ROWID row keeps
-    # only about a quarter of a page inline, so each ~1.5 KB facts blob took
-    # an overflow page of its own: the store was 60% empty space and every
-    # lookup touched more pages than it needed.
-    3: """
-    CREATE TABLE page_facts (url TEXT PRIMARY KEY, facts BLOB NOT NULL);
-    INSERT INTO page_facts SELECT url, facts FROM page WHERE facts IS NOT NULL;
-    CREATE TABLE page_v3 (
-        url TEXT PRIMARY KEY,
-        first_seen TEXT NOT NULL,
-        last_seen TEXT NOT NULL,
-        last_run INTEGER NOT NULL,
-        status INTEGER,
-        outcome TEXT NOT NULL,
-        reason TEXT,
-        fingerprint TEXT,
-        last_changed TEXT,
-        lastmod TEXT,
-        etag TEXT,
-        last_modified TEXT,
-        listed_run INTEGER,
-        shard_group TEXT,
-        shard INTEGER,
-        position INTEGER,
-        changed_run INTEGER
-    ) WITHOUT ROWID;
-    INSERT INTO page_v3 SELECT
-        url, first_seen, last_seen, last_run, status, outcome, reason, fingerprint, last_changed, lastmod,
-        etag, last_modified, listed_run, shard_group, shard, position, changed_run
-    FROM page;
-    DROP TABLE page;
-    ALTER TABLE page_v3 RENAME TO page;
-    CREATE INDEX page_last_run ON page (last_run);
-    CREATE INDEX page_shard ON page (shard_group, shard, position);
-    CREATE INDEX page_changed_run ON page (changed_run);
-    """,
-    # 4: no index on the last run. Every run rewrites each URL's last_run, so
-    # the index cost two more B-tree pages written per URL, to speed up only
-    # the one scan a resumed run makes.
-    4: """
-    DROP INDEX page_last_run;
-    """,
-}
+__all__ = ["UNKNOWN", "Listing", "PageState", "StateLocked", "StateStore", "Unknown"]
 
 
 class Unknown:
@@ -120,7 +41,7 @@ class Listing:
     """What a listed URL's lastmod rests on; *changed* when the URL is new
     or its content changed in this run (for deltas and IndexNow)."""
 
-    fingerprint: str
+    digest: str
     lastmod: str | None
     last_changed: str | None
     changed: bool
@@ -129,7 +50,7 @@ class Listing:
 def _listing_columns(run: int, listing: Listing) -> dict[str, object]:
     """The page columns a listing sets; the changed run only moves on a change."""
     columns: dict[str, object] = {
-        "fingerprint": listing.fingerprint,
+        "fingerprint": listing.digest,  # the column's name since schema 1
         "lastmod": listing.lastmod,
         "last_changed": listing.last_changed,
         "listed_run": run,
@@ -148,10 +69,6 @@ def _upsert(names: tuple[str, ...]) -> str:
     )
 
 
-class StateLocked(Exception):
-    """Another run holds the state store."""
-
-
 @dataclass(slots=True)
 class PageState:
     url: str
@@ -161,7 +78,7 @@ class PageState:
     status: int | None
     outcome: str
     reason: str | None
-    fingerprint: str | None
+    listing_digest: str | None  # column ``fingerprint``
     last_changed: str | None
     lastmod: str | None
     etag: str | None
@@ -187,51 +104,19 @@ class StateStore:
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock_file = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115 - held until close()
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.seek(0)
-            holder = self._lock_file.read().strip() or "another process"
-            self._lock_file.close()
-            raise StateLocked(f"state store {path} is in use by {holder}; wait for that run to end") from None
-        self._lock_file.seek(0)
-        self._lock_file.truncate()
-        self._lock_file.write(f"pid {os.getpid()}\n")
-        self._lock_file.flush()
+        self._lock = StoreLock(path)
         self.db = sqlite3.connect(path, isolation_level=None)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
+            migrate(self.db, path)
         except BaseException:
             self.db.close()
-            self._lock_file.close()  # closing the file releases the lock
+            self._lock.release()
             raise
         self._pending = 0
         self._committed = time.monotonic()
         self.db.execute("BEGIN")
-
-    def _migrate(self) -> None:
-        if sqlite3.sqlite_version_info < _MIN_SQLITE:  # upserts (INSERT ... ON CONFLICT)
-            raise ValueError(f"the state store needs SQLite 3.24 or newer; this Python has {sqlite3.sqlite_version}")
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise ValueError(
-                f"state store {self.path} has schema {version}, newer than this program ({SCHEMA_VERSION})"
-            )
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self.db:
-                self.db.execute("BEGIN")
-                for statement in _MIGRATIONS[target].split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version = {target}")
-        if 0 < version < 3:
-            try:
-                self.db.execute("VACUUM")  # give back the space the old page table wasted, once
-            except sqlite3.OperationalError as error:  # e.g. no room for the copy: the store is fine as it is
-                logger.warning("State store %s migrated but not compacted: %s", self.path, error)
 
     # -- transactions ---------------------------------------------------------
 
@@ -251,8 +136,7 @@ class StateStore:
         if self.db.in_transaction:
             self.db.execute("COMMIT")
         self.db.close()
-        fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-        self._lock_file.close()
+        self._lock.release()
 
     # -- runs -------------------------------------------------------------------
 
@@ -355,10 +239,10 @@ class StateStore:
         rows = self.db.execute("SELECT url FROM page WHERE changed_run = ? AND listed_run = ? ORDER BY url", (run, run))
         return [str(row[0]) for row in rows]
 
-    def carry_forward(self, run: int, previous: int) -> Iterator[tuple[str, str | None, dict[str, Any], str]]:
+    def carried(self, run: int, previous: int) -> Iterator[tuple[str, str | None, dict[str, Any], str]]:
         """URLs that *previous* listed and *run* did not touch, as
-        (url, lastmod, facts, shard group); once consumed, they count as
-        listed by *run* too (an update that fetched only some URLs)."""
+        (url, lastmod, facts, shard group): what an update keeps. Read only;
+        :meth:`mark_carried` records them as listed by *run*."""
         rows = self.db.execute(
             "SELECT url, lastmod, facts, shard_group FROM page LEFT JOIN page_facts USING (url)"
             " WHERE listed_run = ? AND outcome = 'listed' AND last_run != ?",
@@ -366,11 +250,15 @@ class StateStore:
         )
         for url, lastmod, blob, group in rows:
             yield str(url), lastmod, json.loads(zlib.decompress(blob)) if blob else {}, str(group or "")
-        self.db.execute(
+
+    def mark_carried(self, run: int, previous: int) -> int:
+        """Count the URLs :meth:`carried` gives as listed by *run* too; return how many."""
+        cursor = self.db.execute(
             "UPDATE page SET listed_run = ?, last_run = ?"
             " WHERE listed_run = ? AND outcome = 'listed' AND last_run != ?",
             (run, run, previous, run),
         )
+        return int(cursor.rowcount)
 
     def processed(self, run: int) -> set[str]:
         """URLs whose outcome this run already recorded (for resuming)."""
@@ -382,38 +270,26 @@ class StateStore:
 
     # -- shards -------------------------------------------------------------------
 
-    def shard_assigner(self, max_urls: int) -> Callable[[str, str], tuple[int, int]]:
-        """A function giving a listed URL its (shard, position): kept if it
-        already has one in its group, else the end of the group's open shard,
-        or a new shard once that one holds *max_urls*."""
-        open_shards: dict[str, list[int]] = {}  # group -> [shard, count, next position]
+    def shard_of(self, url: str) -> tuple[str | None, int | None, int | None]:
+        """(group, shard, position) stored for *url*; all ``None`` when it has none."""
+        row = self.db.execute("SELECT shard_group, shard, position FROM page WHERE url = ?", (url,)).fetchone()
+        return (row[0], row[1], row[2]) if row else (None, None, None)
 
-        def place(url: str, group: str) -> tuple[int, int]:
-            row = self.db.execute("SELECT shard_group, shard, position FROM page WHERE url = ?", (url,)).fetchone()
-            if row and row[0] == group and row[1] is not None:
-                return int(row[1]), int(row[2])
-            if group not in open_shards:
-                top = self.db.execute("SELECT max(shard) FROM page WHERE shard_group = ?", (group,)).fetchone()[0]
-                if top is None:
-                    open_shards[group] = [1, 0, 0]
-                else:
-                    count, last = self.db.execute(
-                        "SELECT sum(outcome = 'listed'), max(position) FROM page WHERE shard_group = ? AND shard = ?",
-                        (group, top),
-                    ).fetchone()
-                    open_shards[group] = [int(top), int(count or 0), int(last or 0) + 1]
-            current = open_shards[group]
-            if current[1] >= max_urls:
-                current[:] = [current[0] + 1, 0, 0]
-            shard, position = current[0], current[2]
-            current[1] += 1
-            current[2] += 1
-            self.db.execute(
-                "UPDATE page SET shard_group = ?, shard = ?, position = ? WHERE url = ?", (group, shard, position, url)
-            )
-            return shard, position
+    def last_shard(self, group: str) -> tuple[int, int, int] | None:
+        """(shard, listed URLs, last position) of *group*'s highest shard, or ``None``."""
+        top = self.db.execute("SELECT max(shard) FROM page WHERE shard_group = ?", (group,)).fetchone()[0]
+        if top is None:
+            return None
+        count, last = self.db.execute(
+            "SELECT sum(outcome = 'listed'), max(position) FROM page WHERE shard_group = ? AND shard = ?",
+            (group, top),
+        ).fetchone()
+        return int(top), int(count or 0), int(last or 0)
 
-        return place
+    def set_shard(self, url: str, group: str, shard: int, position: int) -> None:
+        self.db.execute(
+            "UPDATE page SET shard_group = ?, shard = ?, position = ? WHERE url = ?", (group, shard, position, url)
+        )
 
     def move_to_new_shard(self, urls: list[str], group: str) -> int:
         """Put *urls* into a fresh shard of *group* (their shard outgrew its bytes)."""

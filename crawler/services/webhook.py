@@ -17,10 +17,10 @@ import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-__all__ = ["MAX_BODY", "MAX_URLS", "WebhookServer"]
+__all__ = ["MAX_BODY", "MAX_URLS_PER_REQUEST", "WebhookServer"]
 
 MAX_BODY = 1_000_000
-MAX_URLS = 10_000
+MAX_URLS_PER_REQUEST = 10_000
 
 
 class WebhookServer(ThreadingHTTPServer):
@@ -78,8 +78,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, AttributeError, TypeError):
             self._answer(400, {"error": 'expected {"add": [URL, ...], "remove": [URL, ...]}'})
             return
-        if (not add and not remove) or len(add) + len(remove) > MAX_URLS:
-            self._answer(400, {"error": f"between 1 and {MAX_URLS} URLs to add or remove"})
+        if (not add and not remove) or len(add) + len(remove) > MAX_URLS_PER_REQUEST:
+            self._answer(400, {"error": f"between 1 and {MAX_URLS_PER_REQUEST} URLs to add or remove"})
             return
         outcome = self.server.run_update(add, remove)
         self._answer(200 if outcome["exit_code"] == 0 else 422, outcome)

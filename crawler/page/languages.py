@@ -1,4 +1,4 @@
-"""Language tags for hreflang and Google News, checked against ISO lists.
+"""Language tags for hreflang and Google News, checked against ISO lists (pure).
 
 pycountry ships the ISO 639, 3166 and 15924 tables, so validation needs no
 network and no hand-kept list.
@@ -7,11 +7,12 @@ network and no hand-kept list.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 import pycountry
 
-__all__ = ["hreflang_problem", "news_language"]
+__all__ = ["hreflang_problem", "news_language", "valid_alternates"]
 
 _TAG = re.compile(r"([A-Za-z]{2,3})(?:-([A-Za-z]{4}))?(?:-([A-Za-z]{2}|\d{3}))?")
 # Google News accepts these two Chinese tags and plain ISO 639 codes otherwise.
@@ -65,3 +66,19 @@ def news_language(tag: str | None) -> str | None:
         variant = {(match.group(2) or "").lower(), (match.group(3) or "").lower()}
         return "zh-tw" if variant & _TRADITIONAL else "zh-cn"
     return language
+
+
+def valid_alternates(pairs: Iterable[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(tag, URL) pairs with valid tags, de-duplicated; and one problem per bad tag."""
+    valid: list[tuple[str, str]] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for tag, url in pairs:
+        tag = tag.strip()
+        problem = hreflang_problem(tag)
+        if problem:
+            problems.append(f"invalid hreflang: {problem}")
+        elif tag.lower() not in seen:
+            seen.add(tag.lower())
+            valid.append((tag, url))
+    return valid, problems

@@ -6,13 +6,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from crawler.sitemaps.xml import to_w3c
-from crawler.structured import find_typed, first_text
+from crawler.page.structured import find_typed, first_text
+from crawler.protocol import NEWS_WINDOW, to_w3c
 
-__all__ = ["NEWS_WINDOW", "NewsArticle", "detect_article", "is_recent"]
+__all__ = ["NewsArticle", "detect_article", "is_recent"]
 
-#: Google News only takes articles published in the last two days.
-NEWS_WINDOW = timedelta(days=2)
 _ARTICLE_TYPES = frozenset(
     {
         "NewsArticle",

@@ -1,4 +1,4 @@
-"""Facts read from one HTML page and its headers, parsed once (pure, no Scrapy).
+"""Facts read from one HTML page, parsed once (pure, no Scrapy).
 
 The spider calls :func:`parse_html` for every HTML response; everything the
 pipelines decide on (links, robots directives, canonical) comes out of that
@@ -7,32 +7,20 @@ single lxml parse, which is what keeps per-page CPU low.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lxml import etree
 
-from crawler.content import Matcher, content_digest
-from crawler.images import largest_srcset_candidate
-from crawler.structured import parse_json_ld
+from crawler.page.digest import Matcher, content_digest
+from crawler.page.images import largest_srcset_candidate
+from crawler.page.structured import parse_json_ld
 from crawler.urls import resolve_link
 
-__all__ = [
-    "HtmlVideo",
-    "PageHtml",
-    "link_header_alternates",
-    "link_header_targets",
-    "parse_html",
-    "parse_link_header",
-    "robots_directives",
-]
+__all__ = ["HtmlVideo", "PageHtml", "parse_html"]
 
 # rel values of <link> that point at other pages of the site (SPEC S2).
 _FOLLOW_LINK_RELS = frozenset({"next", "prev", "previous", "alternate"})
-# X-Robots-Tag rules that carry a value after a colon and are not a user agent.
-_VALUED_RULES = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
 _PARSERS: dict[str, etree.HTMLParser] = {}
 
 
@@ -85,7 +73,7 @@ def parse_html(
     """Parse *body* (fetched from *url*) once and collect every fact of the page.
 
     With *digest_ignore*, also the content fingerprint (see
-    :func:`crawler.content.content_digest`). Malformed markup is tolerated;
+    :func:`crawler.page.digest.content_digest`). Malformed markup is tolerated;
     an empty or unparsable body gives no facts.
     """
     page = PageHtml(base_url=url)
@@ -201,73 +189,3 @@ def _origin(url: str) -> str:
 def _codec_name(encoding: str) -> str:
     # libxml2 does not know some Python codec aliases Scrapy reports.
     return {"cp1252": "windows-1252", "utf8": "utf-8"}.get(encoding.lower(), encoding)
-
-
-def _directive_list(text: str) -> Iterable[str]:
-    return (part.strip().lower() for part in text.split(",") if part.strip())
-
-
-def robots_directives(meta: dict[str, list[str]], header_values: Iterable[str], token: str) -> frozenset[str]:
-    """Robots directives that apply to crawler *token* (e.g. ``googlebot``).
-
-    Sources: ``<meta name="robots">``, ``<meta name="TOKEN">`` and every
-    ``X-Robots-Tag`` header, either plain (``noindex``) or scoped to a user
-    agent (``googlebot: noindex``). ``none`` expands to noindex + nofollow.
-    """
-    token = token.lower()
-    found: set[str] = set()
-    for name in ("robots", token):
-        for content in meta.get(name, ()):
-            found.update(_directive_list(content))
-    for value in header_values:
-        agent: str | None = None
-        for part in value.split(","):
-            head, sep, rest = part.partition(":")
-            head = head.strip().lower()
-            if sep and head and head not in _VALUED_RULES and " " not in head:
-                agent, part = head, rest
-            directive = part.strip().lower()
-            if directive and (agent is None or agent == token):
-                found.add(directive)
-    if "none" in found:
-        found.update(("noindex", "nofollow"))
-    return frozenset(found)
-
-
-_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_LINK_VALUE = re.compile(rf"""<([^>]*)>((?:\s*;\s*{_TOKEN}\s*(?:=\s*(?:"[^"]*"|[^;,\s]*))?)*)""")
-_LINK_PARAM = re.compile(rf"""\s*;\s*({_TOKEN})\s*=\s*("([^"]*)"|[^;,\s]*)""")
-
-
-def parse_link_header(header_values: Iterable[str], base_url: str) -> list[tuple[str, dict[str, str]]]:
-    """RFC 8288 ``Link`` header values as (absolute target, parameters)."""
-    links: list[tuple[str, dict[str, str]]] = []
-    for value in header_values:
-        for match in _LINK_VALUE.finditer(value):
-            target = resolve_link(base_url, match.group(1))
-            if not target:
-                continue
-            params: dict[str, str] = {}
-            for param in _LINK_PARAM.finditer(match.group(2)):
-                raw = param.group(3) if param.group(3) is not None else param.group(2)
-                params.setdefault(param.group(1).lower(), raw)
-            links.append((target, params))
-    return links
-
-
-def link_header_targets(header_values: Iterable[str], base_url: str, rel: str) -> list[str]:
-    """Absolute targets of ``Link`` header values with relation *rel*."""
-    return [
-        target
-        for target, params in parse_link_header(header_values, base_url)
-        if rel in params.get("rel", "").lower().split()
-    ]
-
-
-def link_header_alternates(header_values: Iterable[str], base_url: str) -> list[tuple[str, str]]:
-    """(hreflang, target) of ``Link: <...>; rel="alternate"; hreflang="..."`` values."""
-    return [
-        (params["hreflang"], target)
-        for target, params in parse_link_header(header_values, base_url)
-        if "alternate" in params.get("rel", "").lower().split() and "hreflang" in params
-    ]

@@ -10,7 +10,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from crawler.reasons import stats_key
+from crawler.stats import Stat, key
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -29,11 +29,11 @@ def progress_counts(stats: dict[str, object]) -> dict[str, int]:
         value = stats.get(key, 0)
         return value if isinstance(value, int) else 0
 
-    prefix = stats_key("dropped", "")
+    prefix = key("dropped", "")
     return {
         "crawled": number("response_received_count"),
         "queued": max(0, number("scheduler/enqueued") - number("scheduler/dequeued")),
-        "listed": number(stats_key("listed")),
+        "listed": number(Stat.LISTED),
         "excluded": sum(v for k, v in stats.items() if k.startswith(prefix) and isinstance(v, int)),
     }
 

@@ -1,0 +1,188 @@
+"""``sitemap-crawler crawl`` and ``update``: run the crawl, then say what it did.
+
+The crawl's :class:`~crawler.results.CrawlResult` decides the exit status
+and the messages; Scrapy's stats only give the counts in the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from scrapy.crawler import CrawlerProcess
+from scrapy.settings import Settings
+
+from crawler.cli.parser import UsageError
+from crawler.extensions.progress import progress_counts
+from crawler.extensions.runstate import RunState
+from crawler.modes import RunMode
+from crawler.reasons import Reason
+from crawler.results import CrawlResult, Notification, NotPublished
+from crawler.stats import Stat, dropped, warning
+from crawler.urls import site_root
+from settings.config import SitemapConfig
+from settings.layers import build_settings
+
+__all__ = ["crawl_failure", "run_crawl_command", "summarize"]
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Fail early, before crawling, if *folder* cannot receive files."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".sitemap-crawler-probe-{time.monotonic_ns()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"{what} {folder} is not writable: {error.strerror or error}") from None
+
+
+class _NoTracebacks(logging.Filter):
+    """Scrapy logs some network failures with a traceback; a CLI user needs one
+    line (``-vv`` keeps them, for someone debugging)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info:
+            record.msg = f"{record.getMessage()} ({record.exc_info[1]!r})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def run_crawl(settings: Settings, *, tracebacks: bool = False) -> tuple[CrawlResult, dict[str, Any]]:
+    """Run one crawl in this process; its result and its stats."""
+    from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
+
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SiteSpider)
+    process.crawl(crawler)  # installs the crawl's log handler before returning
+    if not tracebacks:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_NoTracebacks())
+    # Scrapy sets its loggers to DEBUG and filters in its handler, so the
+    # "Crawled" and "Scraped" records were built for every request only to be
+    # thrown away; filtered at the loggers, they are never built.
+    loggers = [logging.getLogger(), logging.getLogger("scrapy")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(settings.get("LOG_LEVEL"))
+    try:
+        process.start()
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+    return CrawlResult.of(crawler), crawler.stats.get_stats()
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> list[str]:
+    """The summary on stderr: counts from the stats, everything else from the result."""
+    counts = progress_counts(stats)
+    rate = counts["crawled"] / max(elapsed, 1e-6)
+    lines = [
+        f"Crawled {counts['crawled']} responses in {elapsed:.1f} s ({rate:.1f} pages/s)",
+        f"Listed {counts['listed']} URLs, excluded {counts['excluded']}:",
+    ]
+    lines.extend(f"  {reason.value:<14} {stats[dropped(reason)]}" for reason in Reason if stats.get(dropped(reason)))
+    export = result.export
+    media = [
+        (stats.get(Stat.IMAGES_LISTED, 0), "images"),
+        (stats.get(Stat.VIDEOS_LISTED, 0), "videos"),
+        (export.news_urls, "news articles in the last two days"),
+    ]
+    if any(count for count, _ in media):
+        lines.append("With " + ", ".join(f"{count} {what}" for count, what in media))
+    prefix = warning("")
+    warnings = sorted((k.removeprefix(prefix), v) for k, v in stats.items() if k.startswith(prefix))
+    warnings += [
+        (code, stats[key])
+        for code, key in (("video-left-out", Stat.VIDEOS_LEFT_OUT), ("images-over-limit", Stat.IMAGES_OVER_LIMIT))
+        if stats.get(key)
+    ]
+    if warnings:
+        lines.append("Warnings (details in the report):")
+        lines.extend(f"  {code:<24} {count}" for code, count in warnings)
+    if result.sister_origin:
+        sister, count = result.sister_origin
+        lines.append(
+            f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
+            f"only {site_root(config.start_url)} is crawled"
+        )
+    if result.report_path:
+        lines.append(f"Report: {result.report_path}")
+    if result.run is not None:
+        resumed = " (resumed)" if result.mode is RunMode.RESUME else ""
+        files = export.publish.shards if export.publish else []
+        written = export.publish.written if export.publish else []
+        removed = f" (see {export.removals_path})" if export.removed_urls else ""
+        lines.append(
+            f"Run {result.run}{resumed}: {stats.get(Stat.NOT_MODIFIED, 0)} unchanged pages answered 304,"
+            f" {len(written)} of {len(files)} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
+        )
+    return lines
+
+
+def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
+    """Why no sitemap was published, in words a user can act on."""
+    export = result.export
+    if export.not_published is NotPublished.INTERRUPTED:
+        return f"{export.detail}: previous sitemaps kept"
+    if export.not_published is NotPublished.EXPORT_FAILED:
+        return f"export failed: {export.detail}"
+    reason = result.start.reason if result.start else None
+    detail = result.start.detail if result.start else ""
+    if reason == Reason.FETCH_ERROR:
+        return f"the start URL {config.start_url} is unreachable ({detail})"
+    if reason == Reason.ROBOTS:
+        if result.robots_unavailable:
+            return f"robots.txt of {result.robots_unavailable}; a server error means nothing may be crawled (RFC 9309)"
+        return f"robots.txt disallows the start URL {config.start_url} for this user agent"
+    if reason == Reason.REDIRECT:
+        return f"the start URL {config.start_url} redirects ({detail}); start the crawl at the target instead"
+    if reason == Reason.STATUS:
+        return f"the start URL {config.start_url} answered HTTP {detail}, and no listable page was found"
+    failure = export.detail or "no sitemap was published"
+    return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"
+
+
+def notification_line(notification: Notification) -> str:
+    if notification.skipped:
+        return f"IndexNow: skipped, {notification.skipped}"
+    if not notification.urls:
+        return "IndexNow: nothing changed, nothing sent"
+    if notification.error is None:
+        return f"IndexNow: {notification.submitted} URLs sent in {notification.batches} batch(es) ({notification.path})"
+    return f"IndexNow: not sent: {notification.error} ({notification.path})"
+
+
+def run_crawl_command(args: argparse.Namespace) -> int:
+    """``crawl`` or ``update``: 0 when a sitemap set was published, 1 when not."""
+    if args.command == "update" and not args.add and not args.remove:
+        raise UsageError("update needs at least one --add or --remove URL")
+    settings = build_settings(args)
+    config = SitemapConfig.from_settings(settings)
+    check_writable(config.output_dir, "output folder")
+    check_writable(config.report_path.parent, "report folder")
+    RunState.preflight(config)
+    started = time.monotonic()
+    result, stats = run_crawl(settings, tracebacks=args.verbose >= 2)
+    for line in summarize(result, stats, config, time.monotonic() - started):
+        print(line, file=sys.stderr)
+    published = result.export.publish
+    if published is None:
+        print(f"sitemap-crawler: no sitemap written: {crawl_failure(result, config)}", file=sys.stderr)
+        return 1
+    print(f"Sitemap index: {published.index_path} ({_plural(len(published.shards), 'sitemap file')})", file=sys.stderr)
+    if result.export.notification is not None:
+        print(notification_line(result.export.notification), file=sys.stderr)
+    print("Add this line to robots.txt:", file=sys.stderr)
+    print(f"Sitemap: {published.index_url}")
+    return 0

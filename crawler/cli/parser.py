@@ -1,0 +1,181 @@
+"""The command line: every subcommand, its options and an example for each."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+__all__ = ["UsageError", "add_crawl_options", "build_parser"]
+
+CRAWL_EXAMPLE = """\
+example:
+  sitemap-crawler crawl https://www.example.com/ --out public/ --gzip
+  sitemap-crawler crawl https://www.example.com/ --out public/ --exclude '/search' --max-pages 5000
+"""
+
+
+VALIDATE_EXAMPLE = """\
+example:
+  sitemap-crawler validate public/sitemap.xml
+  sitemap-crawler validate https://www.example.com/sitemap.xml.gz --origin https://www.example.com
+"""
+
+
+UPDATE_EXAMPLE = """\
+example:
+  sitemap-crawler update https://www.example.com/ --out public/ --add https://www.example.com/new-post
+  sitemap-crawler update https://www.example.com/ --out public/ --remove https://www.example.com/old-post
+"""
+
+
+SERVE_EXAMPLE = """\
+example:
+  SITEMAP_WEBHOOK_TOKEN=s3cret sitemap-crawler serve https://www.example.com/ --out public/
+  curl -X POST -H 'Authorization: Bearer s3cret' -d '{"add": ["https://www.example.com/new"]}' \\
+       http://127.0.0.1:8787/update
+"""
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called; reported in one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="sitemap-crawler", description="Crawl a website and publish its XML sitemaps.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    crawl = commands.add_parser(
+        "crawl",
+        help="crawl a site and write its sitemap set",
+        description="Crawl URL's site (same scheme, host and port), then publish sitemaps and an index into --out.",
+        epilog=CRAWL_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_crawl_options(crawl)
+    update = commands.add_parser(
+        "update",
+        help="fetch only some URLs of a crawled site and update its sitemaps",
+        description=(
+            "Event-driven update: fetch the --add URLs (applying every listing rule), drop the --remove URLs, "
+            "keep every other URL of the last published run as it was, and republish: only the affected "
+            "sitemap files and the index change. Needs the state store of an earlier crawl."
+        ),
+        epilog=UPDATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_crawl_options(update)
+    update.add_argument("--add", action="append", default=[], metavar="URL", help="a new or changed URL (repeatable)")
+    update.add_argument("--remove", action="append", default=[], metavar="URL", help="a deleted URL (repeatable)")
+    serve = commands.add_parser(
+        "serve",
+        help="listen for CMS publish webhooks and run updates",
+        description=(
+            "Listen for POST /update with 'Authorization: Bearer TOKEN' and a JSON body "
+            '{"add": [URL, ...], "remove": [URL, ...]}; each request runs `update` for those URLs.'
+        ),
+        epilog=SERVE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("url", help="the site's start URL, as given to crawl")
+    serve.add_argument("--out", "-o", metavar="DIR", required=True, help="the output folder of the crawl")
+    serve.add_argument(
+        "--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="address (default 127.0.0.1:8787)"
+    )
+    serve.add_argument("--token", metavar="SECRET", help="shared secret (default: $SITEMAP_WEBHOOK_TOKEN)")
+    serve.add_argument("--config", metavar="FILE", help="TOML file with crawl options for the updates")
+    validate = commands.add_parser(
+        "validate",
+        help="validate a sitemap, an index (with what it lists) or a folder",
+        description=(
+            "Validate sitemaps against the sitemaps.org protocol and the image, video, news and hreflang "
+            "extensions, ours or anyone's, plain or gzip. One line per problem: file:line: rule: message."
+        ),
+        epilog=VALIDATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
+    validate.add_argument("--origin", metavar="URL", help="scheme://host every loc must use (default: inferred)")
+    return parser
+
+
+def add_crawl_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", help="start URL; its scheme, host and port are the crawl scope")
+    parser.add_argument("--out", "-o", metavar="DIR", help="output folder for the sitemaps (default: ./sitemaps)")
+    parser.add_argument(
+        "--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)"
+    )
+    parser.add_argument(
+        "--report", metavar="PATH", help="crawl report path (default: DIR.crawl-report.jsonl beside DIR)"
+    )
+    parser.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
+    parser.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
+    parser.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
+    parser.add_argument("--max-depth", type=int, metavar="N", help="follow links at most N clicks deep (0 = no limit)")
+    parser.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
+    parser.add_argument(
+        "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
+    )
+    parser.add_argument("--max-urls-per-file", type=int, metavar="N", help="URLs per sitemap file (at most 50000)")
+    parser.add_argument("--max-bytes-per-file", type=int, metavar="N", help="uncompressed bytes per sitemap file")
+    parser.add_argument("--user-agent", metavar="UA", help="User-Agent header, also matched against robots.txt")
+    parser.add_argument(
+        "--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)"
+    )
+    parser.add_argument("--concurrency", type=int, metavar="N", help="parallel requests to the site (default: 4)")
+    parser.add_argument("--delay", type=float, metavar="SECONDS", help="pause between requests (default: 0.25)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="download timeout per request (default: 30)")
+    parser.add_argument("--retries", type=int, metavar="N", help="retries for 5xx and network errors (default: 2)")
+    parser.add_argument("--include", action="append", metavar="REGEX", help="list only URLs matching (repeatable)")
+    parser.add_argument("--exclude", action="append", metavar="REGEX", help="never list URLs matching (repeatable)")
+    parser.add_argument(
+        "--allow-type", action="append", metavar="TYPE", help="also list this media type, e.g. application/pdf"
+    )
+    parser.add_argument("--strip-param", action="append", metavar="GLOB", help="also drop query parameters matching")
+    parser.add_argument("--follow-nofollow", action="store_true", default=None, help="follow links of nofollow pages")
+    parser.add_argument(
+        "--images", action=argparse.BooleanOptionalAction, default=None, help="image:image entries (on)"
+    )
+    parser.add_argument(
+        "--videos", action=argparse.BooleanOptionalAction, default=None, help="video:video entries (on)"
+    )
+    parser.add_argument(
+        "--hreflang", action=argparse.BooleanOptionalAction, default=None, help="xhtml:link alternates (on)"
+    )
+    parser.add_argument("--max-images-per-url", type=int, metavar="N", help="images listed per URL (at most 1000)")
+    parser.add_argument("--image-max-pages", type=int, metavar="N", help="drop images found on more than N pages")
+    parser.add_argument("--news-name", metavar="NAME", help="Google News publication name; turns news sitemaps on")
+    parser.add_argument("--news-language", metavar="CODE", help="news language (default: each page's <html lang>)")
+    parser.add_argument("--news-pattern", action="append", metavar="REGEX", help="only matching URLs can be news")
+    parser.add_argument("--state", metavar="PATH", help="state store (default: DIR.state.sqlite beside DIR)")
+    parser.add_argument(
+        "--no-state", dest="use_state", action="store_false", default=None, help="no state store: a one-off crawl"
+    )
+    parser.add_argument("--resume", action="store_true", default=None, help="continue the interrupted last run")
+    parser.add_argument(
+        "--fingerprint-ignore", action="append", metavar="SELECTOR", help="CSS/XPath of volatile page parts"
+    )
+    parser.add_argument(
+        "--shard-strategy", choices=("sequential", "section", "date", "id"), help="how URLs are sharded"
+    )
+    parser.add_argument(
+        "--shard-section", action="append", metavar="NAME=REGEX", help="a section for --shard-strategy section"
+    )
+    parser.add_argument("--shard-id-pattern", metavar="REGEX", help="regex whose group is the numeric ID (id strategy)")
+    parser.add_argument("--shard-id-range", type=int, metavar="N", help="IDs per group for the id strategy")
+    parser.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
+    parser.add_argument("--delta", action="store_true", default=None, help="new/changed URLs go to a delta sitemap")
+    parser.add_argument("--delta-rotate", type=int, metavar="N", help="runs between full generations (default 7)")
+    parser.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
+    parser.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
+    parser.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")
+    parser.add_argument("--indexnow-key-location", metavar="URL", help="where the site serves the key file")
+    parser.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
+    )
+    parser.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress line")

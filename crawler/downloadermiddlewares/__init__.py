@@ -1,0 +1,1 @@
+"""Downloader middlewares: scope, robots.txt, crawl limits, conditional requests."""

@@ -1,0 +1,42 @@
+"""Conditional requests from the validators of the last fetch (SPEC S6)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawler.extensions.runstate import RunState
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+__all__ = ["ConditionalRequestMiddleware"]
+
+
+class ConditionalRequestMiddleware:
+    """Ask again with the validators of the last fetch (RFC 9110 section 13.1).
+
+    An unchanged page then answers 304 without a body, and the spider
+    replays what the state store knows about it. The stored state travels in
+    ``request.meta["stored_state"]`` so that nothing downstream reads it again.
+    """
+
+    def __init__(self, state: RunState):
+        self.state = state
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(RunState.require(crawler))
+
+    def process_request(self, request: Request) -> None:
+        if not request.meta.get("page"):
+            return
+        stored = request.meta["stored_state"] = self.state.stored(request.url)
+        if stored is None:
+            return
+        if stored.etag:
+            request.headers.setdefault(b"If-None-Match", stored.etag.encode("latin-1"))
+        if stored.last_modified:
+            request.headers.setdefault(b"If-Modified-Since", stored.last_modified.encode("latin-1"))

@@ -1,0 +1,102 @@
+"""What a crawl did, as typed results rather than stats.
+
+Each component fills in its own part of the :class:`CrawlResult` kept on the
+crawler: the run state the run, the report its path and the start URL's
+outcome, the export what it published (or why it did not), the notifier
+what IndexNow was told. Whoever ran the crawl (the CLI, a test, a Scrapy
+user) reads that one object; stats stay counters for people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from crawler.modes import RunMode
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scrapy.crawler import Crawler
+
+    from crawler.sitemaps.publish import PublishResult
+
+__all__ = ["CrawlResult", "ExportResult", "NotPublished", "Notification", "StartOutcome"]
+
+_ATTR = "_sitemap_crawl_result"
+
+
+class NotPublished(StrEnum):
+    """Why a run published nothing (the previous set then stays in place)."""
+
+    #: The crawl did not finish (interrupted, killed, closed by an error).
+    INTERRUPTED = "interrupted"
+    #: No URL passed the listing rules.
+    NOTHING_LISTED = "nothing-listed"
+    #: Writing or publishing the files failed (disk full, a <url> too big, ...).
+    EXPORT_FAILED = "export-failed"
+
+
+@dataclass(slots=True)
+class Notification:
+    """What IndexNow was told after a published run."""
+
+    urls: int = 0  # added, changed or removed by this run
+    submitted: int = 0
+    batches: int = 0
+    error: str | None = None  # why they were not (all) sent
+    skipped: str | None = None  # why nothing was tried
+    path: Path | None = None  # OUT.indexnow.json
+
+
+@dataclass(slots=True)
+class ExportResult:
+    """What the export step did with the listed URLs."""
+
+    publish: PublishResult | None = None
+    not_published: NotPublished | None = None
+    detail: str = ""  # the reason behind not_published, in words
+    news_urls: int = 0
+    removed_urls: int = 0  # listed by the last published run, not by this one
+    removals_path: Path | None = None
+    carried: int = 0  # kept from the last published run by an update
+    delta_urls: int = 0
+    notification: Notification | None = None
+
+    @property
+    def published(self) -> bool:
+        return self.publish is not None
+
+
+@dataclass(slots=True, frozen=True)
+class StartOutcome:
+    """How the start URL fared: ``reason`` ``None`` means it was listed."""
+
+    reason: str | None
+    detail: str
+
+
+@dataclass(slots=True)
+class CrawlResult:
+    mode: RunMode = RunMode.CRAWL
+    run: int | None = None  # the run's number in the state store
+    start: StartOutcome | None = None
+    robots_unavailable: str | None = None  # "HOST answered 503": nothing could be crawled
+    report_path: Path | None = None
+    #: The out-of-scope origin of the same site that links pointed to most, and how many URLs.
+    sister_origin: tuple[str, int] | None = None
+    export: ExportResult = field(default_factory=ExportResult)
+
+    @property
+    def published(self) -> bool:
+        return self.export.published
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> CrawlResult:
+        """The crawler's result, created on first use."""
+        result = getattr(crawler, _ATTR, None)
+        if result is None:
+            result = cls()
+            setattr(crawler, _ATTR, result)
+        return result

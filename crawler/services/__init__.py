@@ -1,0 +1,1 @@
+"""Services outside the crawl: IndexNow notifications and the CMS webhook server (no Scrapy)."""

@@ -1,0 +1,116 @@
+"""Crawl seeds from the sitemaps that robots.txt names (SPEC S2).
+
+Their URLs are seeds like the start URL: they still pass every rule. A
+sitemap index may list sitemaps, nothing deeper is read; at most 1,000
+files, each at most 50 MiB after decompression; broken or hostile XML is
+skipped with a warning (Scrapy's ``Sitemap`` parser resolves no entities).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import abstractmethod
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from scrapy import Request, Spider
+from scrapy.http import Response
+from scrapy.utils.gz import gunzip
+from scrapy.utils.sitemap import Sitemap
+
+from crawler.items import PageFacts
+from crawler.modes import RunMode
+from crawler.protocol import MAX_BYTES
+from crawler.stats import Stat
+from crawler.urls import normalize_url
+
+if TYPE_CHECKING:
+    from scrapy.robotstxt import RobotParser
+    from twisted.python.failure import Failure
+
+    from crawler.scope import Scope
+
+__all__ = ["MAX_SITEMAP_FILES", "MAX_SITEMAP_LEVEL", "SitemapSeeds"]
+
+logger = logging.getLogger(__name__)
+
+#: A sitemap index may list sitemaps; nothing deeper is read.
+MAX_SITEMAP_LEVEL = 2
+MAX_SITEMAP_FILES = 1000
+
+
+class SitemapSeeds(Spider):
+    """The spider's part that reads robots.txt sitemaps; callbacks stay spider
+    methods, so requests remain serialisable (``JOBDIR``, shared queues)."""
+
+    scope: Scope
+    seen: set[str]
+    sitemap_files: int
+    mode: RunMode
+
+    @abstractmethod
+    def follow_url(self, raw_url: str, *, depth: int, referrer: str | None) -> Iterator[Request | PageFacts]:
+        """A Request for a URL not seen before, or a fact if it is out of scope."""
+
+    def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
+        """Schedule the sitemaps that the site's robots.txt names (SPEC S2)."""
+        if not self.scope.contains(request.url) or self.mode is RunMode.UPDATE:
+            return
+        inner = getattr(robotparser, "rp", None)
+        for url in list(getattr(inner, "sitemaps", None) or [])[:MAX_SITEMAP_FILES]:
+            self.schedule_sitemap(url, level=1)
+
+    def schedule_sitemap(self, raw_url: str, level: int) -> None:
+        try:
+            url = normalize_url(raw_url)
+        except ValueError:
+            logger.info("Ignoring sitemap with a bad URL: %r", raw_url)
+            return
+        if url in self.seen or self.sitemap_files >= MAX_SITEMAP_FILES:
+            return
+        if not self.scope.same_site(url):
+            logger.info("Ignoring sitemap on another site: %s", url)
+            return
+        self.seen.add(url)
+        self.sitemap_files += 1
+        request = Request(
+            url,
+            callback=self.parse_sitemap,
+            errback=self.sitemap_failed,
+            # robots.txt named these files: they are meant to be read.
+            meta={"sitemap_file": True, "sitemap_level": level, "allow_offsite": True, "dont_obey_robotstxt": True},
+            priority=100,
+        )
+        self.crawler.engine.crawl(request)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
+        self.crawler.stats.inc_value(Stat.SEED_SITEMAPS)
+        if response.status != 200:
+            logger.info("Sitemap %s answered %s; ignored", response.url, response.status)
+            return
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            try:
+                body = gunzip(body, max_size=MAX_BYTES)
+            except Exception as error:  # noqa: BLE001 - corrupt or oversized: skip it
+                logger.warning("Sitemap %s could not be decompressed: %s", response.url, error)
+                return
+        try:
+            sitemap = Sitemap(body)
+            entries = list(sitemap)
+        except Exception as error:  # noqa: BLE001 - hostile or broken XML: skip it
+            logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
+            return
+        level = response.meta.get("sitemap_level", 1)
+        for entry in entries:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            if sitemap.type == "sitemapindex":
+                if level < MAX_SITEMAP_LEVEL:
+                    self.schedule_sitemap(loc, level + 1)
+            elif sitemap.type == "urlset":
+                yield from self.follow_url(loc, depth=1, referrer=response.url)
+
+    def sitemap_failed(self, failure: Failure) -> None:
+        logger.info("Sitemap %s not read: %s", failure.request.url, failure.value)  # type: ignore[attr-defined]

@@ -1,0 +1,70 @@
+"""Honest lastmod (SPEC S6): the time a page's listing digest last changed (pure).
+
+The listing digest covers what a search engine would see change: the
+content digest of the page (text and title, volatile parts blanked), the
+canonical, the robots directives and the extension data written for the
+URL. On the first sight of a page its own modification date (or a
+trustworthy ``Last-Modified``) stands in; when there is none, lastmod is
+left out rather than guessed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from crawler.state.store import Listing, PageState
+
+__all__ = ["listing_digest", "listing_for"]
+
+
+def listing_digest(
+    content: str,
+    canonical: str | None,
+    *,
+    robots: Iterable[str],
+    images: list[str],
+    videos: list[dict[str, Any]],
+    alternates: Iterable[tuple[str, str]],
+) -> str:
+    """SHA-256 over everything the URL's listing depends on; *content* is the
+    page's content digest (or its media type when it has none)."""
+    meaningful = [content, canonical, sorted(robots), images, videos, [list(pair) for pair in alternates]]
+    return hashlib.sha256(json.dumps(meaningful, sort_keys=True).encode()).hexdigest()
+
+
+def _changed_at(hint: str | None, last_seen: str, now: str) -> str:
+    """When content changed between two visits: the page's own date if it
+    falls in that window, else the time this run noticed."""
+    if hint and last_seen < hint <= now:
+        return hint
+    return now
+
+
+def listing_for(
+    previous: PageState | None,
+    digest: str,
+    *,
+    modified_hint: str | None,
+    first_sight: str | None,
+    now: str,
+    resumed: bool,
+) -> Listing:
+    """What a listed URL's lastmod rests on after this visit.
+
+    *modified_hint* is the page's own modification date, *first_sight* the
+    date to use when the URL is new (that hint, or a trustworthy
+    ``Last-Modified``). A *resumed* URL was already counted before the
+    interruption: its lastmod stays and it is not a change of this run.
+    """
+    changed = previous is None or previous.listing_digest != digest
+    if previous is not None and (not changed or resumed):
+        lastmod = previous.lastmod
+    elif previous is not None and previous.listing_digest is not None:
+        lastmod = _changed_at(modified_hint, previous.last_seen, now)
+    else:
+        lastmod = first_sight
+    last_changed = lastmod if changed else previous.last_changed if previous else None
+    return Listing(digest=digest, lastmod=lastmod, last_changed=last_changed, changed=changed and not resumed)

@@ -1,0 +1,89 @@
+"""Where each listed URL lives: its shard group by strategy, and a stable
+(shard, position) inside the group (SPEC S4, S6).
+
+A URL keeps its shard across runs; new URLs fill the group's last shard,
+then open a new one. With delta sitemaps, URLs added or changed since the
+last full generation go to the delta group instead, until the rotation
+merges them back. Placements are remembered in the state store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from crawler.state.store import StateStore
+
+__all__ = ["DELTA_GROUP", "SHARD_STRATEGIES", "ShardAssigner", "ShardStrategy", "placer"]
+
+SHARD_STRATEGIES = ("sequential", "section", "date", "id")
+#: Shard group of the delta sitemap: URLs added or changed since the last full generation.
+DELTA_GROUP = "delta"
+#: (url, group) -> (group, shard, position)
+Placer = Callable[[str, str], tuple[str, int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardStrategy:
+    """How URLs are grouped into shard families (the group names a file part)."""
+
+    kind: str = "sequential"
+    sections: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    id_pattern: re.Pattern[str] | None = None
+    id_range: int = 50_000
+
+    def group(self, url: str, published: str) -> str:
+        """The group of *url*; *published* (W3C) dates it for the ``date`` strategy."""
+        if self.kind == "section":
+            return next((name for name, pattern in self.sections if pattern.search(url)), "")
+        if self.kind == "date":
+            return published[:7]  # YYYY-MM
+        if self.kind == "id" and self.id_pattern is not None:
+            match = self.id_pattern.search(url)
+            if match and match.group(1).isdigit():
+                start = int(match.group(1)) // self.id_range * self.id_range
+                return f"id-{start}"
+            return "id-none"
+        return ""
+
+
+@dataclass(slots=True)
+class ShardAssigner:
+    """Give a listed URL its (shard, position): kept if it already has one in
+    its group, else the end of the group's open shard, or a new shard once
+    that one holds *max_urls*."""
+
+    store: StateStore
+    max_urls: int
+    _open: dict[str, list[int]] = field(default_factory=dict)  # group -> [shard, count, next position]
+
+    def __call__(self, url: str, group: str) -> tuple[int, int]:
+        stored_group, shard, position = self.store.shard_of(url)
+        if stored_group == group and shard is not None and position is not None:
+            return shard, position
+        current = self._open.get(group)
+        if current is None:
+            last = self.store.last_shard(group)
+            current = self._open[group] = [1, 0, 0] if last is None else [last[0], last[1], last[2] + 1]
+        if current[1] >= self.max_urls:
+            current[:] = [current[0] + 1, 0, 0]
+        shard, position = current[0], current[2]
+        current[1] += 1
+        current[2] += 1
+        self.store.set_shard(url, group, shard, position)
+        return shard, position
+
+
+def placer(store: StateStore, max_urls: int, delta: set[str]) -> Placer:
+    """Stable shards, except the *delta* URLs, which fill the delta group in URL order."""
+    assign = ShardAssigner(store, max_urls)
+    counter = iter(range(10**9))
+
+    def place(url: str, group: str) -> tuple[str, int, int]:
+        if url in delta:
+            number = next(counter)
+            return DELTA_GROUP, number // max_urls + 1, number
+        return (group, *assign(url, group))
+
+    return place

@@ -1,0 +1,1 @@
+"""Validation of any sitemap set: reading (HTTP, gzip, limits), protocol rules, extension rules (pure)."""

@@ -1,0 +1,57 @@
+"""Reading a sitemap, local or remote, within the protocol's limits (no Scrapy).
+
+Never more than 50 MiB (plus one byte, so that an oversized file is seen as
+such) is read after decompression; gzip is recognised by its magic number.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import urllib.error
+import urllib.request
+import zlib
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from crawler.protocol import MAX_BYTES
+
+__all__ = ["SitemapReadError", "read_sitemap"]
+
+
+class SitemapReadError(Exception):
+    """A sitemap could not be read at all (missing, not gzip, too big, ...)."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+
+
+def read_sitemap(location: str | Path, timeout: float = 30.0) -> bytes:
+    """The uncompressed bytes of a local file or an http(s) URL.
+
+    Never reads more than the protocol's 50 MiB (plus one byte, so that an
+    oversized file is seen as such) after decompression; gzip is recognised
+    by its magic number, and a ``.gz`` name that is not gzip is an error.
+    """
+    name = str(location)
+    try:
+        if name.startswith(("http://", "https://")):
+            request = urllib.request.Request(name, headers={"Accept-Encoding": "identity"})  # noqa: S310 - http(s) only
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+                raw: bytes = response.read(MAX_BYTES + 1)
+        else:
+            with open(name, "rb") as file:
+                raw = file.read(MAX_BYTES + 1)
+    except (OSError, urllib.error.URLError, ValueError) as error:
+        raise SitemapReadError("read", f"cannot read: {error}") from None
+    if raw[:2] != b"\x1f\x8b":
+        if urlsplit(name).path.endswith(".gz"):
+            raise SitemapReadError("gzip", "named .gz but not gzip-compressed")
+        return raw
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+            data: bytes = unzipped.read(MAX_BYTES + 1)
+            return data
+    except (OSError, EOFError, zlib.error) as error:
+        raise SitemapReadError("gzip", f"broken gzip data: {error}") from None

@@ -1,0 +1,134 @@
+"""Settings in layers, from the command line down (SPEC S8).
+
+Lowest first: this package's defaults, then a TOML file (``--config``: keys
+named like the long options, plus a ``[settings]`` table of raw settings),
+then the command-line options, then ``--set NAME=VALUE``. A mistake raises
+``ValueError`` naming the option or file, which the CLI reports in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from typing import Any
+
+from scrapy.settings import Settings
+
+__all__ = ["EXTENDING", "OPTION_SETTINGS", "build_settings", "load_config_file"]
+
+# Options that map one-to-one onto a setting: option dest -> setting name.
+OPTION_SETTINGS = {
+    "out": "SITEMAP_OUTPUT_DIR",
+    "base_url": "SITEMAP_BASE_URL",
+    "report": "SITEMAP_REPORT_PATH",
+    "basename": "SITEMAP_BASENAME",
+    "gzip": "SITEMAP_GZIP",
+    "max_pages": "SITEMAP_MAX_PAGES",
+    "max_depth": "SITEMAP_MAX_DEPTH",
+    "max_url_length": "SITEMAP_MAX_URL_LENGTH",
+    "max_query_variants": "SITEMAP_MAX_QUERY_VARIANTS",
+    "max_urls_per_file": "SITEMAP_MAX_URLS_PER_FILE",
+    "max_bytes_per_file": "SITEMAP_MAX_BYTES_PER_FILE",
+    "user_agent": "USER_AGENT",
+    "robots_token": "SITEMAP_ROBOTS_TOKEN",
+    "concurrency": "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "delay": "DOWNLOAD_DELAY",
+    "timeout": "DOWNLOAD_TIMEOUT",
+    "retries": "RETRY_TIMES",
+    "include": "SITEMAP_INCLUDE",
+    "exclude": "SITEMAP_EXCLUDE",
+    "allow_type": "SITEMAP_ALLOWED_CONTENT_TYPES",
+    "strip_param": "SITEMAP_STRIP_QUERY_PARAMS",
+    "follow_nofollow": "SITEMAP_FOLLOW_NOFOLLOW",
+    "images": "SITEMAP_IMAGES",
+    "videos": "SITEMAP_VIDEOS",
+    "hreflang": "SITEMAP_HREFLANG",
+    "max_images_per_url": "SITEMAP_MAX_IMAGES_PER_URL",
+    "image_max_pages": "SITEMAP_IMAGE_MAX_PAGES",
+    "news_name": "SITEMAP_NEWS_NAME",
+    "news_language": "SITEMAP_NEWS_LANGUAGE",
+    "news_pattern": "SITEMAP_NEWS_PATTERNS",
+    "state": "SITEMAP_STATE_PATH",
+    "use_state": "SITEMAP_STATE",
+    "resume": "SITEMAP_RESUME",
+    "fingerprint_ignore": "SITEMAP_FINGERPRINT_IGNORE",
+    "shard_strategy": "SITEMAP_SHARD_STRATEGY",
+    "shard_section": "SITEMAP_SHARD_SECTIONS",
+    "shard_id_pattern": "SITEMAP_SHARD_ID_PATTERN",
+    "shard_id_range": "SITEMAP_SHARD_ID_RANGE",
+    "compact": "SITEMAP_COMPACT",
+    "delta": "SITEMAP_DELTA",
+    "delta_rotate": "SITEMAP_DELTA_ROTATE",
+    "removals": "SITEMAP_REMOVALS_PATH",
+    "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
+    "indexnow_key": "SITEMAP_INDEXNOW_KEY",
+    "indexnow_key_location": "SITEMAP_INDEXNOW_KEY_LOCATION",
+}
+# List options that add to the default list instead of replacing it.
+EXTENDING = {"allow_type", "strip_param"}
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    """Options from a TOML file: top-level keys named like the long options."""
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as error:
+        raise ValueError(f"cannot read config file {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"config file {path} is not valid TOML: {error}") from None
+    options: dict[str, Any] = {}
+    raw_settings = data.pop("settings", {})
+    for key, value in data.items():
+        dest = key.replace("-", "_")
+        if dest not in OPTION_SETTINGS:
+            raise ValueError(f"config file {path}: unknown option {key!r}")
+        options[dest] = value
+    if not isinstance(raw_settings, dict):
+        raise ValueError(f"config file {path}: [settings] must be a table")  # noqa: TRY004 - a user mistake
+    options["_settings"] = raw_settings
+    return options
+
+
+def build_settings(args: argparse.Namespace) -> Settings:
+    """Scrapy settings for a ``crawl`` or ``update`` command line, every layer applied."""
+    settings = Settings()
+    settings.setmodule("settings", priority="project")
+    settings.set("SITEMAP_PROGRESS", not args.quiet and args.verbose < 2, priority="cmdline")
+    settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
+    settings.set("LOG_FORMAT", "%(levelname)s: %(message)s", priority="cmdline")
+    settings.set("SITEMAP_START_URL", args.url, priority="cmdline")
+    if args.command == "update":
+        settings.set("SITEMAP_UPDATE_ADD", args.add, priority="cmdline")
+        settings.set("SITEMAP_UPDATE_REMOVE", args.remove, priority="cmdline")
+    layers: list[dict[str, Any]] = []
+    if args.config:
+        file_options = load_config_file(args.config)
+        for name, value in file_options.pop("_settings").items():
+            settings.set(str(name), value, priority="cmdline")
+        layers.append(file_options)
+    layers.append({k: v for k, v in vars(args).items() if k in OPTION_SETTINGS and v is not None})
+    for layer in layers:
+        for dest, value in layer.items():
+            name = OPTION_SETTINGS[dest]
+            if dest in EXTENDING:
+                value = [*settings.getlist(name), *value]
+            elif dest == "shard_section" and isinstance(value, list):
+                value = _sections(value)
+            settings.set(name, value, priority="cmdline")
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--set expects NAME=VALUE, not {item!r}")
+        settings.set(name.strip(), value, priority="cmdline")
+    return settings
+
+
+def _sections(values: list[str]) -> dict[str, str]:
+    sections = {}
+    for value in values:
+        name, sep, pattern = value.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--shard-section expects NAME=REGEX, not {value!r}")
+        sections[name.strip()] = pattern
+    return sections
