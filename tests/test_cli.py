@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import socket
+import sys
 from pathlib import Path
 
 from tests.conftest import read_report, run_cli
@@ -103,3 +105,16 @@ def test_config_file_and_any_directory(server: SiteServer, tmp_path: Path) -> No
     pages = [p for p in server.paths() if p != "/robots.txt" and "seed-" not in p]
     assert len(pages) == 2  # the command line wins over the file
     assert "Listed " in result.stderr and "limit" in result.stderr
+
+
+def test_tracebacks_fold_into_one_line_except_at_debug_level() -> None:
+    from crawler.cli.crawl import log_filters
+
+    (fold,) = log_filters(0)
+    assert log_filters(1) and log_filters(2) == []
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        record = logging.LogRecord("scrapy", logging.ERROR, __file__, 1, "Error downloading %s", ("u",), sys.exc_info())
+    assert fold.filter(record)
+    assert record.exc_info is None and record.getMessage() == "Error downloading u (ValueError('boom'))"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
+
+import pytest
 
 import settings as default_settings
 from crawler.cli import build_parser
@@ -11,17 +14,36 @@ from crawler.cli import build_parser
 README = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
 
 
-def crawl_options() -> list[str]:
+def subcommands() -> dict[str, argparse.ArgumentParser]:
     parser = build_parser()
-    crawl = parser._subparsers._group_actions[0].choices["crawl"]  # type: ignore[union-attr]
+    return dict(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+
+
+def long_options(command: argparse.ArgumentParser) -> list[str]:
     return [
-        opt for action in crawl._actions for opt in action.option_strings if opt.startswith("--") and opt != "--help"
+        opt for action in command._actions for opt in action.option_strings if opt.startswith("--") and opt != "--help"
     ]
 
 
-def test_every_crawl_option_is_in_the_readme() -> None:
-    missing = [opt for opt in crawl_options() if f"`{opt}" not in README]
+def test_every_subcommand_is_in_the_readme() -> None:
+    commands = subcommands()
+    assert set(commands) == {"crawl", "update", "serve", "validate"}
+    missing = [name for name in commands if f"sitemap-crawler {name}" not in README]
     assert missing == []
+
+
+@pytest.mark.parametrize("name", ["crawl", "update", "serve", "validate"])
+def test_every_option_of_every_subcommand_is_in_the_readme(name: str) -> None:
+    options = long_options(subcommands()[name])
+    assert options, name
+    missing = [opt for opt in options if f"`{opt}" not in README]
+    assert missing == []
+
+
+def test_every_subcommand_help_ends_with_an_example() -> None:
+    for name, command in subcommands().items():
+        assert (command.epilog or "").startswith("example:"), name
+        assert f"sitemap-crawler {name}" in (command.epilog or ""), name
 
 
 def test_every_sitemap_setting_is_in_the_readme() -> None:

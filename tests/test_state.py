@@ -13,7 +13,7 @@ import pytest
 
 from crawler.state.placement import ShardAssigner
 from crawler.state.schema import MIGRATIONS, SCHEMA_VERSION
-from crawler.state.store import StateLocked, StateStore
+from crawler.state.store import Listing, StateLocked, StateStore
 
 NOW = "2026-11-30T10:00:00Z"
 
@@ -180,6 +180,8 @@ def test_shard_groups_by_strategy() -> None:
         ({"SITEMAP_SHARD_STRATEGY": "id"}, "needs SITEMAP_SHARD_ID_PATTERN"),
         ({"SITEMAP_SHARD_ID_PATTERN": "item-\\d+"}, "needs one group"),
         ({"SITEMAP_SHARD_SECTIONS": {"Bad Name": "/x"}}, "section name"),
+        ({"SITEMAP_SHARD_SECTIONS": {"news": "/news/"}}, "not delta or news"),  # the news sitemaps' own names
+        ({"SITEMAP_SHARD_SECTIONS": {"delta": "/d/"}}, "not delta or news"),
         ({"SITEMAP_FINGERPRINT_IGNORE": ["div[["]}, "cannot use"),
         ({"SITEMAP_INDEXNOW_KEY": "short"}, "needs both"),
         ({"SITEMAP_INDEXNOW_KEY": "short", "SITEMAP_INDEXNOW_ENDPOINT": "https://i.org/x"}, "8 to 128"),
@@ -188,3 +190,27 @@ def test_shard_groups_by_strategy() -> None:
 def test_bad_scheduled_settings(settings: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         _config(**settings)
+
+
+def _listed(store: StateStore, run: int, url: str) -> None:
+    listing = Listing(digest="d", lastmod=NOW, last_changed=NOW, changed=True)
+    store.record(run, NOW, url, status=200, outcome="listed", reason=None, facts={"links": []}, listing=listing)
+
+
+def test_carried_urls_count_as_listed_whether_or_not_they_were_read(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "s.sqlite")
+    try:
+        first, _ = store.begin_run(NOW, resume=False)
+        for name in ("a", "b", "c"):
+            _listed(store, first, f"https://e.com/{name}")
+        store.finish_run(first, "published", NOW)
+        update, _ = store.begin_run(NOW, resume=False)
+        _listed(store, update, "https://e.com/b")  # the one URL the update fetched
+        carried = [url for url, *_ in store.carried(update, first)]
+        assert carried == ["https://e.com/a", "https://e.com/c"]
+        assert store.mark_carried(update, first) == 2  # no iteration needed
+        assert list(store.carried(update, first)) == []
+        assert list(store.removed_since(update, first)) == []  # nothing the update left out
+        assert store.changed_in(update) == ["https://e.com/b"]
+    finally:
+        store.close()

@@ -54,16 +54,21 @@ class _NoTracebacks(logging.Filter):
         return True
 
 
-def run_crawl(settings: Settings, *, tracebacks: bool = False) -> tuple[CrawlResult, dict[str, Any]]:
+def log_filters(verbose: int) -> list[logging.Filter]:
+    """Filters for the crawl's log handler: tracebacks folded into one line, except at ``-vv``."""
+    return [] if verbose >= 2 else [_NoTracebacks()]
+
+
+def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlResult, dict[str, Any]]:
     """Run one crawl in this process; its result and its stats."""
     from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
     process.crawl(crawler)  # installs the crawl's log handler before returning
-    if not tracebacks:
-        for handler in logging.getLogger().handlers:
-            handler.addFilter(_NoTracebacks())
+    for handler in logging.getLogger().handlers:
+        for log_filter in filters:
+            handler.addFilter(log_filter)
     # Scrapy sets its loggers to DEBUG and filters in its handler, so the
     # "Crawled" and "Scraped" records were built for every request only to be
     # thrown away; filtered at the loggers, they are never built.
@@ -173,7 +178,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     check_writable(config.report_path.parent, "report folder")
     RunState.preflight(config)
     started = time.monotonic()
-    result, stats = run_crawl(settings, tracebacks=args.verbose >= 2)
+    result, stats = run_crawl(settings, log_filters(args.verbose))
     for line in summarize(result, stats, config, time.monotonic() - started):
         print(line, file=sys.stderr)
     published = result.export.publish
