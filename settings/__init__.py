@@ -7,6 +7,8 @@ the one host, a short delay, robots.txt obeyed, Crawl-delay honoured. Every
 file and ``--set`` over these defaults.
 """
 
+from crawler.page.headers import HTML_TYPES
+from crawler.protocol import MAX_BYTES, MAX_IMAGES_PER_URL, MAX_LOC_LENGTH, MAX_URLS
 from crawler.urls import DEFAULT_STRIP_PARAMS
 
 BOT_NAME = "sitemap-crawler"
@@ -121,17 +123,17 @@ SITEMAP_REPORT_PATH = None  # default: <output dir>.crawl-report.jsonl beside it
 SITEMAP_BASENAME = "sitemap"
 SITEMAP_GZIP = False
 SITEMAP_GZIP_LEVEL = 6
-SITEMAP_MAX_URLS_PER_FILE = 50_000
-SITEMAP_MAX_BYTES_PER_FILE = 52_428_800
+SITEMAP_MAX_URLS_PER_FILE = MAX_URLS
+SITEMAP_MAX_BYTES_PER_FILE = MAX_BYTES
 SITEMAP_MAX_PAGES = 100_000
 SITEMAP_MAX_DEPTH = 50
-SITEMAP_MAX_URL_LENGTH = 2048
+SITEMAP_MAX_URL_LENGTH = MAX_LOC_LENGTH
 SITEMAP_MAX_QUERY_VARIANTS = 100
 SITEMAP_MAX_CRAWL_DELAY = 30.0
 SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)
 SITEMAP_INCLUDE: list[str] = []
 SITEMAP_EXCLUDE: list[str] = []
-SITEMAP_ALLOWED_CONTENT_TYPES = ["text/html", "application/xhtml+xml"]
+SITEMAP_ALLOWED_CONTENT_TYPES = list(HTML_TYPES)
 SITEMAP_ROBOTS_TOKEN = "googlebot"
 SITEMAP_FOLLOW_NOFOLLOW = False
 SITEMAP_PROGRESS = False
@@ -139,7 +141,7 @@ SITEMAP_PROGRESS = False
 SITEMAP_IMAGES = True
 SITEMAP_VIDEOS = True
 SITEMAP_HREFLANG = True
-SITEMAP_MAX_IMAGES_PER_URL = 1000
+SITEMAP_MAX_IMAGES_PER_URL = MAX_IMAGES_PER_URL
 SITEMAP_IMAGE_MAX_PAGES = 0  # drop images found on more pages than this (logos); 0 = keep all
 SITEMAP_NEWS_NAME = ""  # the Google News publication name; news sitemaps are off without it
 SITEMAP_NEWS_LANGUAGE = None  # default: each page's <html lang>, reduced to an ISO 639 code

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
+
 __all__ = ["UsageError", "add_crawl_options", "build_parser"]
 
 CRAWL_EXAMPLE = """\
@@ -119,7 +121,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
     )
-    parser.add_argument("--max-urls-per-file", type=int, metavar="N", help="URLs per sitemap file (at most 50000)")
+    parser.add_argument(
+        "--max-urls-per-file", type=int, metavar="N", help=f"URLs per sitemap file (at most {MAX_URLS})"
+    )
     parser.add_argument("--max-bytes-per-file", type=int, metavar="N", help="uncompressed bytes per sitemap file")
     parser.add_argument("--user-agent", metavar="UA", help="User-Agent header, also matched against robots.txt")
     parser.add_argument(
@@ -145,7 +149,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hreflang", action=argparse.BooleanOptionalAction, default=None, help="xhtml:link alternates (on)"
     )
-    parser.add_argument("--max-images-per-url", type=int, metavar="N", help="images listed per URL (at most 1000)")
+    parser.add_argument(
+        "--max-images-per-url", type=int, metavar="N", help=f"images listed per URL (at most {MAX_IMAGES_PER_URL})"
+    )
     parser.add_argument("--image-max-pages", type=int, metavar="N", help="drop images found on more than N pages")
     parser.add_argument("--news-name", metavar="NAME", help="Google News publication name; turns news sitemaps on")
     parser.add_argument("--news-language", metavar="CODE", help="news language (default: each page's <html lang>)")

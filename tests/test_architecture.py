@@ -1,0 +1,40 @@
+"""The layering holds: the pure core imports nothing of Scrapy, Twisted or settings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+PURE_PACKAGES = ("page", "sitemaps", "state", "validate", "services")
+PURE_MODULES = ("items", "modes", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls")
+
+
+def pure_modules() -> list[str]:
+    names = [f"crawler.{name}" for name in PURE_MODULES]
+    for package in PURE_PACKAGES:
+        names += [f"crawler.{package}.{path.stem}" for path in sorted((ROOT / "crawler" / package).glob("*.py"))]
+    return names
+
+
+def test_the_pure_core_imports_no_scrapy_and_no_settings() -> None:
+    modules = pure_modules()
+    assert len(modules) > 30
+    probe = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('scrapy', 'twisted', 'settings', 'pipelines') or m.startswith(('crawler.extensions', "
+        "'crawler.downloadermiddlewares', 'crawler.spiders', 'crawler.cli')))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert json.loads(result.stdout) == []
+
+
+def test_no_module_is_over_350_lines() -> None:
+    sources = [*ROOT.glob("crawler/**/*.py"), *ROOT.glob("pipelines/*.py"), *ROOT.glob("settings/*.py")]
+    long = {str(path.relative_to(ROOT)): n for path in sources if (n := len(path.read_text().splitlines())) > 350}
+    assert long == {}
