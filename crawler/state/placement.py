@@ -56,7 +56,7 @@ class ShardAssigner:
 
     store: StateStore
     max_urls: int
-    _open: dict[str, list[int]] = field(default_factory=dict)  # group -> [shard, count, next position]
+    _open: dict[str, list[int]] = field(default_factory=dict, init=False)  # group -> [shard, count, next position]
 
     def __call__(self, url: str, group: str) -> tuple[int, int]:
         stored_group, shard, position = self.store.shard_of(url)
