@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from scrapy.exceptions import DropItem, IgnoreRequest
 
-__all__ = ["Excluded", "Limit", "LimitReached", "Reason", "RobotsDisallowed"]
+__all__ = ["Excluded", "Limit", "OutOfScope", "Reason", "RobotsDisallowed"]
 
 
 class Reason(StrEnum):
@@ -27,6 +27,7 @@ class Reason(StrEnum):
     EXCLUDED = "excluded"
     LIMIT = "limit"
     REMOVED = "removed"  # dropped by `update --remove`
+    UNREADABLE = "unreadable"  # a body that could not be decoded or parsed
 
 
 class Limit(StrEnum):
@@ -51,10 +52,5 @@ class RobotsDisallowed(IgnoreRequest):
     """robots.txt forbids the request for the configured user agent."""
 
 
-class LimitReached(IgnoreRequest):
-    """A crawl limit (pages, depth, URL length, query variants) stops the request."""
-
-    def __init__(self, kind: Limit, detail: str):
-        super().__init__(detail)
-        self.kind = kind
-        self.detail = detail
+class OutOfScope(IgnoreRequest):
+    """The request is not on the crawl's origin (the scope guard's refusal)."""

@@ -39,6 +39,11 @@ DEFAULT_STRIP_PARAMS: tuple[str, ...] = (
     "mc_eid",
     "_ga",
     "_gl",
+    # Session identifiers: a new one per visit makes endless copies of every page.
+    "jsessionid",
+    "phpsessid",
+    "sid",
+    "sessionid",
 )
 
 #: Link schemes that never lead to a crawlable page.
@@ -76,6 +81,17 @@ class QueryParamFilter:
             return query
         kept = [pair for pair in query.split("&") if pair and not self.strips(pair.split("=", 1)[0])]
         return "&".join(kept)
+
+    def path(self, path: str) -> str:
+        """*path* without the matching path parameters (``/a;jsessionid=X/b`` -> ``/a/b``)."""
+        if not self.patterns or ";" not in path:
+            return path
+        segments = []
+        for segment in path.split("/"):
+            name, *parameters = segment.split(";")
+            kept = [p for p in parameters if not self.strips(p.split("=", 1)[0])]
+            segments.append(";".join([name, *kept]))
+        return "/".join(segments)
 
 
 _NO_FILTER = QueryParamFilter(())
@@ -119,8 +135,8 @@ def normalize_url(
     The fragment is dropped, scheme and host are lower-cased, the default port
     is dropped, dot-segments are resolved, percent-escapes are upper-cased and
     unreserved characters decoded, non-ASCII characters are percent-encoded
-    (path as UTF-8, query in *encoding*, as browsers do) and query parameters
-    matched by *params* are removed. The remaining query keeps its order.
+    (path as UTF-8, query in *encoding*, as browsers do) and query and path
+    parameters (``;jsessionid=...``) matched by *params* are removed. The remaining query keeps its order.
     Raises ``ValueError`` for a URL that is not absolute http(s).
     """
     plain = _PLAIN.fullmatch(url)
@@ -146,7 +162,7 @@ def _normalize_full(url: str, encoding: str, params: QueryParamFilter) -> str:
         userinfo = parts.netloc.rsplit("@", 1)[0]
         netloc = f"{userinfo}@{netloc}"
     path = (_ESCAPE.sub(_normalize_escape, parts.path) if "%" in parts.path else parts.path) or "/"
-    path = _remove_dot_segments(path)
+    path = _remove_dot_segments(params.path(path))
     query = params(_ESCAPE.sub(_normalize_escape, parts.query) if "%" in parts.query else parts.query)
     return urlunsplit((scheme, netloc, path, query, ""))
 
@@ -155,8 +171,8 @@ def _normalize_plain(plain: re.Match[str], params: QueryParamFilter) -> str | No
     """The normal form of a URL matched by ``_PLAIN``, or ``None`` when one
     of its parts still needs the full treatment."""
     scheme, host, port, path, query = plain.groups()
-    if host.startswith(".") or host.endswith(".") or (path and "/." in path):
-        return None  # a trailing dot or a dot-segment to resolve
+    if host.startswith(".") or host.endswith(".") or (path and ("/." in path or ";" in path)):
+        return None  # a trailing dot, a dot-segment to resolve or path parameters to filter
     if port and (int(port) == _DEFAULT_PORTS[scheme] or int(port) > 65535):
         return None
     netloc = f"{host}:{port}" if port else host

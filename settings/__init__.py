@@ -63,13 +63,16 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 SCHEDULER_PRIORITY_QUEUE = "scrapy.pqueues.ScrapyPriorityQueue"
 # URLs are normalised once by the spider; fingerprints use that exact spelling.
 REQUEST_FINGERPRINTER_CLASS = "crawler.request_fingerprinter.UrlFingerprinter"
+# The spider never builds a second Request for a URL it has seen (its seen
+# set), and retries pass dont_filter: Scrapy's dupefilter would only keep a
+# second set of every URL's fingerprint in memory (about 120 bytes per URL).
+DUPEFILTER_CLASS = "scrapy.dupefilters.BaseDupeFilter"
 
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "crawler.downloadermiddlewares.scope.ScopeMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.downloadermiddlewares.robotstxt.SiteRobotsTxtMiddleware": 100,
-    "crawler.downloadermiddlewares.limits.CrawlLimitsMiddleware": 110,
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
     # Off through COOKIES_ENABLED as well; listed so its module (48 ms of imports) is never loaded.
     "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
@@ -128,7 +131,9 @@ SITEMAP_MAX_BYTES_PER_FILE = MAX_BYTES
 SITEMAP_MAX_PAGES = 100_000
 SITEMAP_MAX_DEPTH = 50
 SITEMAP_MAX_URL_LENGTH = MAX_LOC_LENGTH
-SITEMAP_MAX_QUERY_VARIANTS = 100
+SITEMAP_MAX_QUERY_VARIANTS = 100  # query strings or path parameters per path
+SITEMAP_MAX_REDIRECTS = 10  # hops of one redirect chain that are followed
+SITEMAP_MAX_NOT_REQUESTED = 10_000  # report lines per reason for URLs never requested; the rest are counted
 SITEMAP_MAX_CRAWL_DELAY = 30.0
 SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)
 SITEMAP_INCLUDE: list[str] = []

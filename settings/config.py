@@ -58,6 +58,8 @@ class SitemapConfig:
     max_depth: int
     max_url_length: int
     max_query_variants: int
+    max_redirects: int
+    max_not_requested: int
     max_crawl_delay: float
     strip_params: QueryParamFilter
     patterns: UrlPatterns
@@ -151,6 +153,8 @@ class SitemapConfig:
             max_depth=_int(settings, "SITEMAP_MAX_DEPTH", 0),
             max_url_length=_int(settings, "SITEMAP_MAX_URL_LENGTH", 32, MAX_LOC_LENGTH),
             max_query_variants=_int(settings, "SITEMAP_MAX_QUERY_VARIANTS", 0),
+            max_redirects=_int(settings, "SITEMAP_MAX_REDIRECTS", 1),
+            max_not_requested=_int(settings, "SITEMAP_MAX_NOT_REQUESTED", 0),
             max_crawl_delay=_float(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
             strip_params=strip,
             patterns=patterns,

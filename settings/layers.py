@@ -27,6 +27,8 @@ OPTION_SETTINGS = {
     "max_depth": "SITEMAP_MAX_DEPTH",
     "max_url_length": "SITEMAP_MAX_URL_LENGTH",
     "max_query_variants": "SITEMAP_MAX_QUERY_VARIANTS",
+    "max_redirects": "SITEMAP_MAX_REDIRECTS",
+    "max_not_requested": "SITEMAP_MAX_NOT_REQUESTED",
     "max_urls_per_file": "SITEMAP_MAX_URLS_PER_FILE",
     "max_bytes_per_file": "SITEMAP_MAX_BYTES_PER_FILE",
     "user_agent": "USER_AGENT",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import IgnoreRequest
-
+from crawler.reasons import OutOfScope
 from crawler.scope import Scope
 from settings.config import SitemapConfig
 
@@ -42,4 +41,4 @@ class ScopeMiddleware:
         if request.dont_filter or request.meta.get("allow_offsite") or self.scope.contains(request.url):
             return
         self.stats.inc_value("offsite/filtered")
-        raise IgnoreRequest(f"Filtered offsite request to {request.url}")
+        raise OutOfScope(f"Filtered offsite request to {request.url}")

@@ -1,9 +1,12 @@
 """Crawl seeds from the sitemaps that robots.txt names (SPEC S2).
 
-Their URLs are seeds like the start URL: they still pass every rule. A
-sitemap index may list sitemaps, nothing deeper is read; at most 1,000
-files, each at most 50 MiB after decompression; broken or hostile XML is
-skipped with a warning (Scrapy's ``Sitemap`` parser resolves no entities).
+Their URLs are seeds like the start URL: they still pass every rule. Only
+sitemaps on the crawl's own origin are read (for an IP host every port is
+another site); the others are named in the report. A sitemap index may
+list sitemaps, nothing deeper is read; at most 1,000 files, each at most
+50 MiB after decompression; broken or hostile XML is skipped with a warning
+(Scrapy's ``Sitemap`` parser resolves no entities). Once the page budget is
+spent no more sitemap is fetched and the rest of a sitemap is only counted.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from scrapy.utils.sitemap import Sitemap
 from crawler.items import PageFacts
 from crawler.modes import RunMode
 from crawler.protocol import MAX_BYTES
+from crawler.reasons import Reason
+from crawler.signals import url_warning
 from crawler.stats import Stat
 from crawler.urls import normalize_url
 
@@ -29,6 +34,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from crawler.scope import Scope
+    from crawler.spiders.frontier import Frontier
 
 __all__ = ["MAX_SITEMAP_FILES", "MAX_SITEMAP_LEVEL", "SitemapSeeds"]
 
@@ -47,14 +53,19 @@ class SitemapSeeds(Spider):
     seen: set[str]
     sitemap_files: int
     mode: RunMode
+    frontier: Frontier
+    robots: RobotParser | None
 
     @abstractmethod
     def follow_url(self, raw_url: str, *, depth: int, referrer: str | None) -> Iterator[Request | PageFacts]:
         """A Request for a URL not seen before, or a fact if it is out of scope."""
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
-        """Schedule the sitemaps that the site's robots.txt names (SPEC S2)."""
-        if not self.scope.contains(request.url) or self.mode is RunMode.UPDATE:
+        """Keep the site's rules, and schedule the sitemaps its robots.txt names (SPEC S2)."""
+        if not self.scope.contains(request.url):
+            return
+        self.robots = robotparser
+        if self.mode is RunMode.UPDATE:
             return
         inner = getattr(robotparser, "rp", None)
         for url in list(getattr(inner, "sitemaps", None) or [])[:MAX_SITEMAP_FILES]:
@@ -68,8 +79,14 @@ class SitemapSeeds(Spider):
             return
         if url in self.seen or self.sitemap_files >= MAX_SITEMAP_FILES:
             return
-        if not self.scope.same_site(url):
-            logger.info("Ignoring sitemap on another site: %s", url)
+        if not self.scope.contains(url):
+            self.seen.add(url)
+            self.crawler.signals.send_catch_log(
+                signal=url_warning, url=url, code="sitemap-other-origin", detail="named in robots.txt; not read"
+            )
+            return
+        if self.frontier.full:
+            logger.info("Page budget spent: sitemap %s not read", url)
             return
         self.seen.add(url)
         self.sitemap_files += 1
@@ -78,7 +95,7 @@ class SitemapSeeds(Spider):
             callback=self.parse_sitemap,
             errback=self.sitemap_failed,
             # robots.txt named these files: they are meant to be read.
-            meta={"sitemap_file": True, "sitemap_level": level, "allow_offsite": True, "dont_obey_robotstxt": True},
+            meta={"sitemap_file": True, "sitemap_level": level, "dont_obey_robotstxt": True},
             priority=100,
         )
         self.crawler.engine.crawl(request)
@@ -102,7 +119,12 @@ class SitemapSeeds(Spider):
             logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
             return
         level = response.meta.get("sitemap_level", 1)
-        for entry in entries:
+        frontier = self.frontier
+        for number, entry in enumerate(entries):
+            if frontier.full and frontier.saturated(Reason.LIMIT):
+                frontier.not_itemised[Reason.LIMIT] += len(entries) - number
+                logger.info("Page budget spent: %d URLs of sitemap %s not read", len(entries) - number, response.url)
+                return
             loc = entry.get("loc")
             if not loc:
                 continue

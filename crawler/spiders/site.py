@@ -15,24 +15,23 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.exceptions import StopDownload
 from scrapy.http import Response
 
 from crawler.downloadermiddlewares.robotstxt import robots_user_agent
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
-from crawler.page.headers import is_html, last_modified, link_header_alternates, link_header_targets, robots_directives
-from crawler.page.html import PageHtml, parse_html
-from crawler.page.media import collect_media
-from crawler.page.structured import modified_time
-from crawler.protocol import to_w3c
-from crawler.reasons import LimitReached, Reason, RobotsDisallowed
+from crawler.page.headers import is_html
+from crawler.reasons import OutOfScope, Reason, RobotsDisallowed
 from crawler.scope import Scope
+from crawler.signals import url_warning
+from crawler.spiders.frontier import Frontier
+from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
 from crawler.state.store import UNKNOWN
-from crawler.stats import Stat
-from crawler.urls import normalize_or_raw, normalize_url, resolve_link
+from crawler.stats import Stat, key, limit
+from crawler.urls import normalize_or_raw, normalize_url
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http.headers import Headers
+    from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
 __all__ = ["SiteSpider"]
@@ -55,6 +55,9 @@ class SiteSpider(SitemapSeeds):
     sitemap_files: int
     state: RunState | None
     mode: RunMode
+    frontier: Frontier
+    reader: ResponseReader
+    robots: RobotParser | None  # the site's rules, once robots.txt is read
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
@@ -66,7 +69,17 @@ class SiteSpider(SitemapSeeds):
         spider.robots_agent = robots_user_agent(crawler)
         spider.seen = set()
         spider.sitemap_files = 0
+        config = spider.config
+        spider.frontier = Frontier(
+            config.max_pages,
+            config.max_depth,
+            config.max_url_length,
+            config.max_query_variants,
+            config.max_not_requested,
+        )
+        spider.robots = None
         spider.state = RunState.of(crawler)
+        spider.reader = ResponseReader(config, crawler, digest=spider.state is not None)
         if spider.state is not None:
             spider.mode = spider.state.mode
         else:
@@ -126,21 +139,45 @@ class SiteSpider(SitemapSeeds):
         encoding: str = "utf-8",
         chain: list[str] | None = None,
     ) -> Iterator[Request | PageFacts]:
-        """A Request for a URL not seen before, or a fact if it is out of scope."""
+        """A Request for a URL not seen before, or a fact saying why it is not requested.
+
+        Nothing is queued past the page budget, and past a number of report
+        lines per reason a URL that is not requested is only counted (and not
+        remembered), so a page of 10,000 links into a trap costs little.
+        """
         seen = self.seen
         if raw_url in seen:
             return
-        seen.add(raw_url)
+        frontier = self.frontier
+        if frontier.full and frontier.saturated(Reason.LIMIT):
+            frontier.not_itemised[Reason.LIMIT] += 1
+            return
         try:
             url = normalize_url(raw_url, encoding, self.config.strip_params)
         except ValueError:
+            seen.add(raw_url)
             return  # not http(s), or a broken URL: nothing a sitemap could list
-        if url in seen and url != raw_url:
+        if url in seen:
+            seen.add(raw_url)
             return
-        seen.add(url)
+        error, detail = None, ""
         if not self.scope.contains(url):
-            yield PageFacts(url=url, error=Reason.OUT_OF_SCOPE, depth=depth, referrer=referrer)
+            error = Reason.OUT_OF_SCOPE
+        elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):
+            error, detail = Reason.ROBOTS, "disallowed by robots.txt"
+        elif over := frontier.over(url, depth):
+            self.crawler.stats.inc_value(limit(over[0]))
+            error, detail = Reason.LIMIT, over[1]
+        if error is not None and not frontier.itemise(error):
             return
+        seen.add(raw_url)
+        seen.add(url)
+        if error is not None:
+            yield PageFacts(
+                url=url, error=error, detail=detail, depth=depth, referrer=referrer, redirect_chain=chain or []
+            )
+            return
+        frontier.reserve()
         yield Request(
             url,
             callback=self.parse,
@@ -156,7 +193,7 @@ class SiteSpider(SitemapSeeds):
         depth = meta.get("depth", 0)
         facts = self.replay_not_modified(response) if response.status == 304 else None
         if facts is None:
-            facts = self.read_response(response)
+            facts = self.reader.read(response)
         facts.depth, facts.referrer = depth, meta.get("referrer")
         facts.stored = meta.get("stored_state", UNKNOWN)
         yield facts
@@ -172,33 +209,15 @@ class SiteSpider(SitemapSeeds):
         self.crawler.stats.inc_value(Stat.NOT_MODIFIED)
         return facts
 
-    def read_response(self, response: Response) -> PageFacts:
-        facts = PageFacts(
-            url=response.url,
-            status=response.status,
-            content_type=_header(response, b"Content-Type"),
-            redirect_chain=response.meta.get("redirect_chain", []),
-            last_modified=last_modified(_header(response, b"Last-Modified"), _header(response, b"Date")),
-        )
-        if self.state is not None:
-            facts.etag = _header(response, b"ETag")
-            facts.header_last_modified = _header(response, b"Last-Modified")
-        if 300 <= response.status < 400 and response.status != 304:
-            location = _header(response, b"Location")
-            target = resolve_link(response.url, location) if location else None
-            if target:
-                facts.redirect_to = normalize_or_raw(target, params=self.config.strip_params)
-        elif response.status == 200 and is_html(facts.content_type):
-            self.read_page(facts, response)
-        return facts
-
     def targets(self, facts: PageFacts, known: AbstractSet[str] = frozenset()) -> list[tuple[str, int]]:
         """(URL, depth) of what a page leads to: its redirect target, its
         canonical and its links (unless it says nofollow), leaving out the
         *known* ones first, since on most pages nearly all links are."""
         if facts.redirect_to:
-            # One hop at a time: every URL of a chain is reported.
-            return [] if facts.redirect_to in known else [(facts.redirect_to, facts.depth)]
+            # One hop at a time: every URL of a chain is reported, up to the cap.
+            if facts.redirect_to in known or len(facts.redirect_chain) + 1 >= self.config.max_redirects:
+                return []
+            return [(facts.redirect_to, facts.depth)]
         urls = [facts.canonical] if facts.canonical and facts.canonical != facts.url else []
         if "nofollow" not in facts.robots or self.config.follow_nofollow:
             urls += facts.links
@@ -211,51 +230,6 @@ class SiteSpider(SitemapSeeds):
         chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
         for target, depth in self.targets(facts, self.seen):
             yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
-
-    def read_page(self, facts: PageFacts, response: Response) -> None:
-        """Everything an HTML page says: links, directives, canonical, media."""
-        encoding = getattr(response, "encoding", None) or "utf-8"
-        ignore = self.config.fingerprint_ignore if self.state is not None else None
-        page = parse_html(response.body, response.url, encoding, ignore)
-        facts.links, facts.encoding = page.links, encoding
-        facts.content_digest = page.content_digest
-        facts.modified_hint = to_w3c(modified_time(page.json_ld, page.properties))
-        # The page's own date beats the header's: servers often stamp every response.
-        facts.last_modified = facts.modified_hint or facts.last_modified
-        facts.lang = page.lang
-        link_headers = _headers(response, b"Link")
-        self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
-        facts.robots = robots_directives(page.meta, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
-        canonicals = link_header_targets(link_headers, response.url, "canonical") + page.canonicals
-        normal = {normalize_or_raw(c, encoding, self.config.strip_params) for c in canonicals}
-        if len(normal) == 1:
-            facts.canonical = normal.pop()
-        elif len(normal) > 1:
-            # Conflicting canonicals are ignored by search engines.
-            self.crawler.stats.inc_value(Stat.CANONICAL_CONFLICT)
-
-    def add_media(
-        self, facts: PageFacts, page: PageHtml, encoding: str, header_alternates: list[tuple[str, str]]
-    ) -> None:
-        """Images, videos, hreflang alternates and news facts of an HTML page."""
-        config = self.config
-
-        def normalize(url: str | None) -> str | None:
-            if not url:
-                return None
-            try:
-                return normalize_url(url, encoding, config.strip_params)
-            except ValueError:
-                return None
-
-        page.alternates = header_alternates + page.alternates
-        media = collect_media(page, normalize, news=config.news_candidate(facts.url))
-        facts.images = media.images if config.images else []
-        facts.videos = media.videos if config.videos else []
-        if config.hreflang:
-            facts.alternates = media.alternates
-            facts.notes.extend(media.problems)
-        facts.news = media.news
 
     def headers_received(self, headers: Headers, body_length: int, request: Request, spider: Spider) -> None:
         """Skip the body of a page that is not HTML: status and headers decide.
@@ -271,17 +245,21 @@ class SiteSpider(SitemapSeeds):
             raise StopDownload(fail=False)
 
     def failed(self, failure: Failure) -> Iterator[PageFacts]:
-        """A request that got no response: robots, a limit, or a network error."""
+        """A request that got no response: robots, scope, or a network error.
+
+        Only a request that was never sent gives its page budget back.
+        """
         request = failure.request  # type: ignore[attr-defined]
         error = failure.value
         if isinstance(error, RobotsDisallowed):
             reason, detail = Reason.ROBOTS, str(error)
-        elif isinstance(error, LimitReached):
-            reason, detail = Reason.LIMIT, error.detail
-        elif isinstance(error, IgnoreRequest):
+        elif isinstance(error, OutOfScope):
             reason, detail = Reason.OUT_OF_SCOPE, str(error)
         else:
-            reason, detail = Reason.FETCH_ERROR, f"{type(error).__name__}: {error}".strip()
+            max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
+            reason, detail = Reason.FETCH_ERROR, fetch_error(error, max_size) if error else "no response"
+        if reason is not Reason.FETCH_ERROR and request.callback == self.parse:
+            self.frontier.release()
         yield PageFacts(
             url=request.url,
             error=reason,
@@ -292,11 +270,25 @@ class SiteSpider(SitemapSeeds):
             stored=request.meta.get("stored_state", UNKNOWN),
         )
 
+    def closed(self, reason: str) -> None:
+        """One report line for the URLs only counted, not itemised."""
+        counted = self.frontier.not_itemised
+        for kind, count in counted.items():
+            self.crawler.stats.set_value(key("not_itemised", kind), count)
+        if counted:
+            parts = ", ".join(f"{count} {kind}" for kind, count in sorted(counted.items()))
+            self.crawler.signals.send_catch_log(
+                signal=url_warning,
+                url=self.config.start_url,
+                code="not-itemised",
+                detail=f"links to URLs never requested, counted but without a line of their own: {parts}"
+                f" (after {self.config.max_not_requested} lines per reason; see --max-not-requested)",
+            )
 
-def _header(response: Response, name: bytes) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value is not None else None
 
-
-def _headers(response: Response, name: bytes) -> list[str]:
-    return [value.decode("latin-1") for value in response.headers.getlist(name)]
+def fetch_error(error: BaseException, max_size: int) -> str:
+    """The report detail of a request that got no usable response."""
+    text = f"{type(error).__name__}: {error}".strip()
+    if max_size and ("max size" in text or "download max size" in text or "maxsize" in text.lower()):
+        return f"body over {max_size} bytes ({text})"
+    return text

@@ -1,0 +1,89 @@
+"""What the crawl may still request: the page budget and the per-URL limits (SPEC S2).
+
+The spider asks before it builds a Request, so the frontier never holds
+more requests than the remaining page budget, whatever a page links to.
+Links met once the budget is fully reserved are not queued and, past a
+number of report lines per reason, not even remembered: they are counted,
+and the report gives one summary line for them (pure, no Scrapy).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from urllib.parse import urlsplit
+
+from crawler.reasons import Limit
+
+__all__ = ["Frontier", "variant_key"]
+
+
+def variant_key(url: str) -> str | None:
+    """``host/path`` of a URL with a query string or path parameters
+    (``;jsessionid=...``), the parts that make endless variants of one page;
+    ``None`` for a URL with neither."""
+    if "?" not in url and ";" not in url:
+        return None
+    parts = urlsplit(url)
+    if not parts.query and ";" not in parts.path:
+        return None
+    path = "/".join(segment.split(";", 1)[0] for segment in parts.path.split("/"))
+    return f"{parts.netloc}{path}"
+
+
+class Frontier:
+    """Page budget (*max_pages*, 0 = none), depth, URL length and variant caps,
+    and how many URLs that are never requested get a report line of their own
+    (*max_lines* per reason)."""
+
+    def __init__(self, max_pages: int, max_depth: int, max_url_length: int, max_variants: int, max_lines: int):
+        self.max_pages = max_pages
+        self.max_depth = max_depth
+        self.max_url_length = max_url_length
+        self.max_variants = max_variants
+        self.max_lines = max_lines
+        self.reserved = 0  # page requests built that may still use the budget
+        self.variants: Counter[str] = Counter()
+        self.lines: Counter[str] = Counter()  # report lines given, by reason
+        self.not_itemised: Counter[str] = Counter()  # URLs only counted, by reason
+
+    @property
+    def full(self) -> bool:
+        """The page budget is fully reserved: no new page may be queued."""
+        return bool(self.max_pages) and self.reserved >= self.max_pages
+
+    def over(self, url: str, depth: int) -> tuple[Limit, str] | None:
+        """The limit *url* at *depth* is over, with a detail for the report, or ``None``."""
+        if self.max_depth and depth > self.max_depth:
+            return Limit.DEPTH, f"depth {depth} > max depth {self.max_depth}"
+        if len(url) > self.max_url_length:
+            return Limit.URL_LENGTH, f"URL length {len(url)} > {self.max_url_length}"
+        if self.max_variants:
+            key = variant_key(url)
+            if key is not None:
+                self.variants[key] += 1
+                if self.variants[key] > self.max_variants:
+                    path = key[key.find("/") :] if "/" in key else "/"
+                    return Limit.QUERY_VARIANTS, f"more than {self.max_variants} query variants of {path}"
+        if self.full:
+            return Limit.PAGES, f"max pages {self.max_pages} reached"
+        return None
+
+    def reserve(self) -> None:
+        self.reserved += 1
+
+    def release(self) -> None:
+        """A queued page was never requested (robots.txt, scope): its budget is free again."""
+        self.reserved -= 1
+
+    def itemise(self, reason: str) -> bool:
+        """Whether a URL left out for *reason* without a request gets a report line;
+        if not, it is counted for the summary."""
+        if self.lines[reason] < self.max_lines:
+            self.lines[reason] += 1
+            return True
+        self.not_itemised[reason] += 1
+        return False
+
+    def saturated(self, reason: str) -> bool:
+        """No more report lines for *reason*: new URLs of that kind are only counted."""
+        return self.lines[reason] >= self.max_lines

@@ -1,0 +1,136 @@
+"""One response read into the facts of its URL: the spider's adapter over
+the pure :mod:`crawler.page` functions.
+
+Every charset Python knows is read: libxml2 is given the bytes only in an
+encoding it reads itself, anything else (EUC-JP, ISO-2022-JP, UTF-16 and
+UTF-32, mac-roman, cp437, ...) is decoded by Scrapy (header, BOM, meta) and
+handed over as UTF-8. A body that still cannot be read becomes a fact with
+reason ``unreadable``, never a silent loss.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+from typing import TYPE_CHECKING
+
+from crawler.items import PageFacts
+from crawler.page.headers import is_html, last_modified, link_header_alternates, link_header_targets, robots_directives
+from crawler.page.html import PageHtml, parse_html
+from crawler.page.media import collect_media
+from crawler.page.structured import modified_time
+from crawler.protocol import to_w3c
+from crawler.reasons import Reason
+from crawler.stats import Stat
+from crawler.urls import normalize_or_raw, normalize_url, resolve_link
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["ResponseReader"]
+
+logger = logging.getLogger(__name__)
+
+# Codecs libxml2 decodes itself (as Python names them); others are decoded in Python.
+_NATIVE = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15", "cp1250", "cp1251"})
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value is not None else None
+
+
+def _headers(response: Response, name: bytes) -> list[str]:
+    return [value.decode("latin-1") for value in response.headers.getlist(name)]
+
+
+def html_source(response: Response) -> tuple[bytes, str, str]:
+    """(bytes for lxml, their encoding, the encoding of the page's links' query strings)."""
+    encoding = getattr(response, "encoding", None) or "utf-8"
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        name = ""
+    # WHATWG URL: a page in UTF-16 or UTF-32 encodes its query strings as UTF-8.
+    link_encoding = "utf-8" if name.startswith(("utf-16", "utf-32")) or not name else encoding
+    if name in _NATIVE:
+        return response.body, encoding, link_encoding
+    return response.text.encode("utf-8"), "utf-8", link_encoding
+
+
+class ResponseReader:
+    def __init__(self, config: SitemapConfig, crawler: Crawler, *, digest: bool):
+        self.config = config
+        self.crawler = crawler  # its stats exist once the crawl starts
+        self.digest = digest  # a content digest is only needed with a state store
+
+    def read(self, response: Response) -> PageFacts:
+        facts = PageFacts(
+            url=response.url,
+            status=response.status,
+            content_type=_header(response, b"Content-Type"),
+            redirect_chain=response.meta.get("redirect_chain", []),
+            last_modified=last_modified(_header(response, b"Last-Modified"), _header(response, b"Date")),
+        )
+        if self.digest:
+            facts.etag = _header(response, b"ETag")
+            facts.header_last_modified = _header(response, b"Last-Modified")
+        if 300 <= response.status < 400 and response.status != 304:
+            location = _header(response, b"Location")
+            target = resolve_link(response.url, location) if location else None
+            if target:
+                facts.redirect_to = normalize_or_raw(target, params=self.config.strip_params)
+        elif response.status == 200 and is_html(facts.content_type):
+            try:
+                self.read_page(facts, response)
+            except Exception as error:  # noqa: BLE001 - one broken page must not vanish from the report
+                logger.warning("Could not read %s: %s: %s", response.url, type(error).__name__, error)
+                facts.error, facts.detail = Reason.UNREADABLE, f"{type(error).__name__}: {error}"
+        return facts
+
+    def read_page(self, facts: PageFacts, response: Response) -> None:
+        """Everything an HTML page says: links, directives, canonical, media."""
+        body, body_encoding, encoding = html_source(response)
+        ignore = self.config.fingerprint_ignore if self.digest else None
+        page = parse_html(body, response.url, body_encoding, ignore)
+        facts.links, facts.encoding = page.links, encoding
+        facts.content_digest = page.content_digest
+        facts.modified_hint = to_w3c(modified_time(page.json_ld, page.properties))
+        # The page's own date beats the header's: servers often stamp every response.
+        facts.last_modified = facts.modified_hint or facts.last_modified
+        facts.lang = page.lang
+        link_headers = _headers(response, b"Link")
+        self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
+        facts.robots = robots_directives(page.meta, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
+        canonicals = link_header_targets(link_headers, response.url, "canonical") + page.canonicals
+        normal = {normalize_or_raw(c, encoding, self.config.strip_params) for c in canonicals}
+        if len(normal) == 1:
+            facts.canonical = normal.pop()
+        elif len(normal) > 1:
+            # Conflicting canonicals are ignored by search engines.
+            self.crawler.stats.inc_value(Stat.CANONICAL_CONFLICT)
+
+    def add_media(
+        self, facts: PageFacts, page: PageHtml, encoding: str, header_alternates: list[tuple[str, str]]
+    ) -> None:
+        """Images, videos, hreflang alternates and news facts of an HTML page."""
+        config = self.config
+
+        def normalize(url: str | None) -> str | None:
+            if not url:
+                return None
+            try:
+                return normalize_url(url, encoding, config.strip_params)
+            except ValueError:
+                return None
+
+        page.alternates = header_alternates + page.alternates
+        media = collect_media(page, normalize, news=config.news_candidate(facts.url))
+        facts.images = media.images if config.images else []
+        facts.videos = media.videos if config.videos else []
+        if config.hreflang:
+            facts.alternates = media.alternates
+            facts.notes.extend(media.problems)
+        facts.news = media.news

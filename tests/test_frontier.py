@@ -1,0 +1,45 @@
+"""Unit tests: the frontier's page budget, URL limits and report-line cap."""
+
+from __future__ import annotations
+
+from crawler.reasons import Limit, Reason
+from crawler.spiders.frontier import Frontier, variant_key
+
+
+def test_limits_are_named_by_kind_in_order() -> None:
+    frontier = Frontier(max_pages=2, max_depth=3, max_url_length=40, max_variants=1, max_lines=10)
+    assert frontier.over("https://e.com/d", 4) == (Limit.DEPTH, "depth 4 > max depth 3")
+    assert frontier.over("https://e.com/" + "x" * 40, 1) == (Limit.URL_LENGTH, "URL length 54 > 40")
+    assert frontier.over("https://e.com/cal?m=1", 1) is None
+    assert frontier.over("https://e.com/cal?m=2", 1) == (Limit.QUERY_VARIANTS, "more than 1 query variants of /cal")
+    frontier.reserve()
+    frontier.reserve()
+    assert frontier.full
+    assert frontier.over("https://e.com/b", 1) == (Limit.PAGES, "max pages 2 reached")
+    frontier.release()  # a queued page robots.txt turned away
+    assert not frontier.full and frontier.over("https://e.com/b", 1) is None
+
+
+def test_path_parameters_are_variants_of_one_path() -> None:
+    assert variant_key("https://e.com/a/b.html") is None
+    assert variant_key("https://e.com/a;v=1/b.html") == "e.com/a/b.html"
+    assert variant_key("https://e.com/a/b.html?x=1") == "e.com/a/b.html"
+    frontier = Frontier(max_pages=0, max_depth=0, max_url_length=2048, max_variants=2, max_lines=10)
+    results = [frontier.over(f"https://e.com/cart;sid={i}", 1) for i in range(4)]
+    assert results[:2] == [None, None] and all(r is not None and r[0] is Limit.QUERY_VARIANTS for r in results[2:])
+
+
+def test_an_unlimited_budget_is_never_full() -> None:
+    frontier = Frontier(max_pages=0, max_depth=0, max_url_length=2048, max_variants=0, max_lines=10)
+    for _ in range(1000):
+        frontier.reserve()
+    assert not frontier.full and frontier.over("https://e.com/x?a=1", 10_000) is None
+
+
+def test_report_lines_are_capped_per_reason_and_the_rest_counted() -> None:
+    frontier = Frontier(max_pages=0, max_depth=0, max_url_length=2048, max_variants=0, max_lines=3)
+    given = [frontier.itemise(Reason.LIMIT) for _ in range(5)]
+    assert given == [True, True, True, False, False]
+    assert frontier.itemise(Reason.OUT_OF_SCOPE)  # each reason has its own lines
+    assert frontier.saturated(Reason.LIMIT) and not frontier.saturated(Reason.OUT_OF_SCOPE)
+    assert frontier.not_itemised == {Reason.LIMIT: 2}
