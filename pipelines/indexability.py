@@ -46,7 +46,7 @@ class FetchOutcomePipeline(_RulePipeline):
             raise Excluded(Reason(item.error), item.detail)
         status = item.status or 0
         if 300 <= status < 400:
-            raise Excluded(Reason.REDIRECT, f"{status} -> {item.redirect_to or '(no Location)'}")
+            raise Excluded(Reason.REDIRECT, item.detail or f"{status} -> {item.redirect_to or '(no Location)'}")
         if status != 200:
             raise Excluded(Reason.STATUS, str(status))
         return item

@@ -85,7 +85,9 @@ def test_unreachable_start_url(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out" / "sitemap.xml").exists()
     report = read_report(tmp_path / "out.crawl-report.jsonl")
-    assert report[f"http://127.0.0.1:{port}/"]["reason"] == "fetch-error"
+    # RFC 9309: robots.txt out of reach means nothing may be crawled, the start URL included.
+    start = report[f"http://127.0.0.1:{port}/"]
+    assert start["reason"] == "robots" and "is unreachable" in str(start["detail"])
 
 
 def test_config_file_and_any_directory(server: SiteServer, tmp_path: Path) -> None:

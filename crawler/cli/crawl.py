@@ -148,7 +148,9 @@ def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
         return f"the start URL {config.start_url} is unreachable ({detail})"
     if reason == Reason.ROBOTS:
         if result.robots_unavailable:
-            return f"robots.txt of {result.robots_unavailable}; a server error means nothing may be crawled (RFC 9309)"
+            return (
+                f"robots.txt of {result.robots_unavailable}; while it cannot be read nothing may be crawled (RFC 9309)"
+            )
         return f"robots.txt disallows the start URL {config.start_url} for this user agent"
     if reason == Reason.REDIRECT:
         return f"the start URL {config.start_url} redirects ({detail}); start the crawl at the target instead"

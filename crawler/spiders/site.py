@@ -194,6 +194,10 @@ class SiteSpider(SitemapSeeds):
         facts = self.replay_not_modified(response) if response.status == 304 else None
         if facts is None:
             facts = self.reader.read(response)
+            if facts.redirect_to and len(facts.redirect_chain) >= self.config.max_redirects:
+                facts.detail = (
+                    f"chain too long: {facts.redirect_to} not followed after {len(facts.redirect_chain)} hops"
+                )
         facts.depth, facts.referrer = depth, meta.get("referrer")
         facts.stored = meta.get("stored_state", UNKNOWN)
         yield facts
@@ -215,7 +219,7 @@ class SiteSpider(SitemapSeeds):
         *known* ones first, since on most pages nearly all links are."""
         if facts.redirect_to:
             # One hop at a time: every URL of a chain is reported, up to the cap.
-            if facts.redirect_to in known or len(facts.redirect_chain) + 1 >= self.config.max_redirects:
+            if facts.redirect_to in known or len(facts.redirect_chain) >= self.config.max_redirects:
                 return []
             return [(facts.redirect_to, facts.depth)]
         urls = [facts.canonical] if facts.canonical and facts.canonical != facts.url else []
