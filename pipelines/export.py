@@ -16,6 +16,7 @@ import json
 import logging
 import os
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -111,14 +112,17 @@ class SitemapExportPipeline:
         news = news_entries(self.spool, config.news_name, moment) if config.news_name else ()
         in_scope = Scope(config.start_url).contains
         now = w3c_datetime(moment)
+        with_rules = partial(
+            site_entries, image_max_pages=config.image_max_pages, warn=self.warn, max_bytes=layout.max_bytes
+        )
         if state is None:
-            pairs = site_entries(self.spool, self.spool, in_scope, config.image_max_pages, self.warn)
+            pairs = with_rules(self.spool, self.spool, in_scope)
             return write_sitemaps((entry for _, entry in pairs), self.publisher, self.staging, layout, now, news=news)
         place, result.delta_urls = state.placement(
             config.max_urls_per_file, delta=config.delta, delta_rotate=config.delta_rotate, compact=config.compact
         )
         self.spool.assign(place)
-        pairs = site_entries(self.spool.by_shard(), self.spool, in_scope, config.image_max_pages, self.warn)
+        pairs = with_rules(self.spool.by_shard(), self.spool, in_scope)
         shards = write_assigned(pairs, self.staging, layout, state.relocate)
         published = write_sitemaps((), self.publisher, self.staging, layout, now, news=news, shards=shards)
         state.generation_written(config.delta)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from crawler.items import PageFacts
 from crawler.page.languages import news_language
 from crawler.page.videos import check_video
+from crawler.protocol import MAX_LOC_LENGTH
 from crawler.stats import Stat
 from settings.config import SitemapConfig
 
@@ -38,6 +39,12 @@ class MediaRulesPipeline:
         return cls(SitemapConfig.from_crawler(crawler), crawler.stats)
 
     def process_item(self, item: PageFacts) -> PageFacts:
+        if any(len(image) > MAX_LOC_LENGTH for image in item.images):
+            kept_images = [image for image in item.images if len(image) <= MAX_LOC_LENGTH]
+            item.notes.append(
+                f"{len(item.images) - len(kept_images)} image URL(s) over {MAX_LOC_LENGTH} characters left out"
+            )
+            item.images = kept_images
         limit = self.config.max_images_per_url
         if len(item.images) > limit:
             extra = len(item.images) - limit

@@ -84,7 +84,7 @@ class CrawlReport:
             self.stats.inc_value(Stat.LISTED)
         else:
             self.stats.inc_value(dropped(reason))
-            if reason == Reason.OUT_OF_SCOPE and self.scope.same_site(item.url):
+            if reason == Reason.OUT_OF_SCOPE and self.scope.same_site(item.url) and not self.scope.contains(item.url):
                 self.sister_origins[site_root(item.url)] += 1
         if item.url == self.config.start_url:
             self.result.start = StartOutcome(reason, detail)

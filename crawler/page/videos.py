@@ -8,6 +8,7 @@ Google's rules: required fields, text limits cut at a word boundary.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -81,7 +82,8 @@ def iso8601_seconds(text: str | None) -> int | None:
         + parts.get("minutes", 0) * 60
         + parts.get("seconds", 0)
     )
-    return round(seconds)
+    # "PT999...9S" overflows to infinity: a value no schema allows, dropped like any other.
+    return round(seconds) if math.isfinite(seconds) and seconds < 2**31 else None
 
 
 def truncate_words(text: str, limit: int) -> str:
@@ -102,10 +104,12 @@ def _flag(value: Any) -> bool | None:
 
 
 def _number(value: Any) -> float | None:
+    """A finite number, or ``None`` ("inf", "NaN" and 1e999 are not counts or ratings)."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 def _view_count(node: dict[str, Any]) -> int | None:

@@ -15,8 +15,9 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.exceptions import StopDownload
+from scrapy.exceptions import DownloadCancelledError, StopDownload
 from scrapy.http import Response
+from twisted.internet.defer import CancelledError
 
 from crawler.downloadermiddlewares.robotstxt import robots_user_agent
 from crawler.extensions.runstate import RunState
@@ -291,8 +292,10 @@ class SiteSpider(SitemapSeeds):
 
 
 def fetch_error(error: BaseException, max_size: int) -> str:
-    """The report detail of a request that got no usable response."""
-    text = f"{type(error).__name__}: {error}".strip()
-    if max_size and ("max size" in text or "download max size" in text or "maxsize" in text.lower()):
-        return f"body over {max_size} bytes ({text})"
+    """The report detail of a request that got no usable response; a body
+    cut at the size cap (on the wire or while decompressing) says so."""
+    text = f"{type(error).__name__}: {error}".strip().rstrip(":")
+    cut = isinstance(error, (DownloadCancelledError, CancelledError)) or "DOWNLOAD_MAXSIZE" in str(error)
+    if max_size and cut:
+        return f"body over {max_size} bytes"
     return text
