@@ -121,6 +121,10 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
     )
+    parser.add_argument("--max-redirects", type=int, metavar="N", help="hops of a redirect chain followed (10)")
+    parser.add_argument(
+        "--max-not-requested", type=int, metavar="N", help="report lines per reason for URLs never requested (10000)"
+    )
     parser.add_argument(
         "--max-urls-per-file", type=int, metavar="N", help=f"URLs per sitemap file (at most {MAX_URLS})"
     )

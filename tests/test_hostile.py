@@ -1,0 +1,237 @@
+"""Hostile sites end to end: each crawl ends by itself, within its budget,
+in bounded memory (the child's peak RSS), with the reason in the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import sitemap_locs
+from tests.traps import CHARSETS, TrapHandler, TrapServer, gzip_of_zeros, robots_text
+
+CLI = Path(sys.executable).with_name("sitemap-crawler")
+#: The issue's bound for every hostile case, far above what a small crawl needs.
+MAX_RSS_MB = 300
+
+
+@dataclass
+class Run:
+    code: int
+    stderr: str
+    peak_mb: float
+    out: Path
+    report: list[dict[str, object]]
+
+    def lines(self, reason: str) -> list[dict[str, object]]:
+        return [line for line in self.report if line.get("reason") == reason]
+
+    def line(self, url: str) -> dict[str, object]:
+        (found,) = [line for line in self.report if line["url"] == url and line["outcome"] != "warning"]
+        return found
+
+
+def measured_crawl(server: TrapServer, path: str, tmp_path: Path, *options: str, timeout: float = 120) -> Run:
+    """Run the console script on *path* of *server*; wait for it (bounded) and read its peak RSS."""
+    out = tmp_path / "out"
+    command = [str(CLI), "crawl", server.url(path), "--out", str(out), "--delay", "0", "-q", "--no-state", *options]
+    errors = tmp_path / "stderr.txt"
+    with open(errors, "w") as sink:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+            break
+        if time.monotonic() > deadline:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            pytest.fail(f"the crawl did not end by itself within {timeout} s")
+        time.sleep(0.05)
+    report_path = tmp_path / "out.crawl-report.jsonl"
+    report = [json.loads(line) for line in report_path.read_text("utf-8").splitlines()] if report_path.exists() else []
+    return Run(process.returncode, errors.read_text(), usage.ru_maxrss / 1024, out, report)
+
+
+@pytest.fixture
+def trap() -> object:
+    servers: list[TrapServer] = []
+
+    def start(robots: object = None) -> TrapServer:
+        server = TrapServer(robots).start()  # type: ignore[arg-type]
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_a_link_farm_costs_the_page_budget_only(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, "/farm/0", tmp_path, "--max-pages", "150", "--max-not-requested", "500")
+    assert run.code == 0, run.stderr
+    assert len(server.requested("/farm/")) == 150
+    assert run.peak_mb < MAX_RSS_MB
+    limited = run.lines("limit")
+    assert len(limited) == 500  # itemised up to the cap, the rest only counted
+    (summary,) = run.lines("not-itemised")
+    assert "limit" in str(summary["detail"])
+    assert (tmp_path / "out.crawl-report.jsonl").stat().st_size < 2_000_000
+    assert len(sitemap_locs(run.out, server.url("").rstrip("/"))) == 150
+
+
+def test_seed_sitemaps_stop_once_the_budget_is_spent(tmp_path: Path, trap) -> None:  # type: ignore[no-untyped-def]
+    sitemaps = "".join(f"Sitemap: http://127.0.0.1:{{port}}/sm/{i}.xml\n" for i in range(20))
+    server = trap(
+        lambda handler: (
+            200,
+            {"Content-Type": "text/plain"},
+            f"User-agent: *\nAllow: /\n{sitemaps}".replace("{port}", str(handler.server.port)).encode(),
+        )
+    )
+    run = measured_crawl(server, "/", tmp_path, "--max-pages", "50", "--max-not-requested", "100")
+    assert run.code == 0, run.stderr
+    assert len(server.requested("/seed/")) + len(server.requested("/farm/")) <= 50
+    assert run.peak_mb < MAX_RSS_MB
+    assert len(run.lines("limit")) == 100
+    assert (tmp_path / "out.crawl-report.jsonl").stat().st_size < 1_000_000
+
+
+def test_session_ids_are_stripped_and_path_parameters_capped(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, "/sess/start", tmp_path, "--max-query-variants", "20")
+    assert run.code == 0, run.stderr
+    assert len(server.requested("/sess/")) < 30  # page and list are one URL each; cart;token= hits the cap
+    assert run.peak_mb < MAX_RSS_MB
+    assert any("query variants of /sess/cart" in str(line["detail"]) for line in run.lines("limit"))
+    locs = sitemap_locs(run.out, server.url("").rstrip("/"))
+    assert server.url("/sess/page") in locs and server.url("/sess/list?p=1") in locs
+    assert not any("jsessionid" in loc or "sid=" in loc for loc in locs)
+
+
+def test_an_endless_redirect_chain_is_cut(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, "/rc/0", tmp_path, "--max-redirects", "10")
+    assert run.code == 1  # nothing listable, and said so
+    assert server.requested("/rc/") == [f"/rc/{i}" for i in range(11)]
+    last = run.line(server.url("/rc/10"))
+    assert last["reason"] == "redirect" and "chain too long" in str(last["detail"])
+    assert len(last["redirect_chain"]) == 10  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", sorted(CHARSETS))
+def test_every_charset_is_read(name: str, trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, f"/enc/{name}.html", tmp_path)
+    assert run.code == 0, run.stderr
+    page = run.line(server.url(f"/enc/{name}.html"))
+    assert page["outcome"] == "listed", page
+    assert run.line(server.url(f"/enc/target-{name}.html"))["outcome"] == "listed"  # its link was followed
+
+
+def test_overflowing_structured_data_costs_the_value_not_the_page(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, "/overflow.html", tmp_path)
+    assert run.code == 0, run.stderr
+    assert run.line(server.url("/overflow.html"))["outcome"] == "listed"
+    data = (run.out / "sitemap-1.xml").read_text()
+    assert "<video:video>" in data and "video:duration" not in data and "video:view_count" not in data
+
+
+def test_an_entry_too_big_for_a_file_is_cut_and_the_site_published(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, "/big-images.html", tmp_path, "--max-bytes-per-file", "1000000")
+    assert run.code == 0, run.stderr
+    (cut,) = run.lines("entry-cut")
+    assert cut["url"] == server.url("/big-images.html") and "images left out" in str(cut["detail"])
+    shard = run.out / "sitemap-1.xml"
+    assert 100_000 < shard.stat().st_size <= 1_000_000
+    assert sitemap_locs(run.out, server.url("").rstrip("/")) == [server.url("/big-images.html")]
+
+
+def test_a_gzip_bomb_is_a_fetch_error_saying_why(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    server = trap()
+    run = measured_crawl(server, "/bomb.html", tmp_path, "--retries", "0")
+    assert run.code == 1
+    line = run.line(server.url("/bomb.html"))
+    assert line["reason"] == "fetch-error" and str(line["detail"]).startswith("body over ")
+    assert "another origin of the same site" not in run.stderr
+    assert run.peak_mb < MAX_RSS_MB
+
+
+def _disallow_private(status: int) -> object:
+    return robots_text("User-agent: *\nDisallow: /private/\n", status)
+
+
+@pytest.mark.parametrize(
+    ("robots", "private_fetched", "message"),
+    [
+        (lambda handler: handler.reset(), False, "is unreachable"),
+        (lambda handler: handler.stall(3), False, "is unreachable"),
+        (lambda handler: (200, {"Content-Encoding": "gzip"}, gzip_of_zeros(3_000_000)), False, "is unreachable"),
+        (robots_text("", 503), False, "answered 503"),
+        (lambda handler: (301, {"Location": "/moved-robots.txt"}, b""), False, None),
+        (_disallow_private(401), True, None),
+        (_disallow_private(403), True, None),
+        (_disallow_private(404), True, None),
+    ],
+    ids=["reset", "timeout", "over-size-cap", "503", "redirect", "401", "403", "404"],
+)
+def test_robots_txt_failures_follow_rfc_9309(
+    robots, private_fetched: bool, message: str | None, trap, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    def answer(handler: TrapHandler):  # type: ignore[no-untyped-def]
+        if handler.path == "/moved-robots.txt":
+            return 200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /private/\n"
+        return robots(handler)
+
+    server = trap(answer)
+    run = measured_crawl(
+        server,
+        "/private/secret.html",
+        tmp_path,
+        "--retries",
+        "0",
+        "--timeout",
+        "1",
+        "--set",
+        "DOWNLOAD_MAXSIZE=1000000",
+    )
+    assert ("/private/secret.html" in server.requested()) is private_fetched
+    if private_fetched:
+        assert run.code == 0, run.stderr
+    else:
+        assert run.code == 1
+        assert run.line(server.url("/private/secret.html"))["reason"] == "robots"
+    if message:
+        assert message in run.stderr and "RFC 9309" in run.stderr
+
+
+def test_a_huge_robots_txt_is_read_to_500_kib_only(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rules = "".join(f"Disallow: /rule-{i}/\n" for i in range(300_000))  # about 6 MB
+    server = trap(robots_text(f"User-agent: *\n{rules}Disallow: /private/\n"))
+    run = measured_crawl(server, "/private/secret.html", tmp_path)
+    assert run.code == 0, run.stderr  # the Disallow past 500 KiB is never read
+    assert run.peak_mb < MAX_RSS_MB
+    (note,) = run.lines("robots-truncated")
+    assert "only the first" in str(note["detail"])
+
+
+def test_a_sitemap_on_another_port_is_named_not_fetched(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    other = trap()
+    line = f"Sitemap: http://127.0.0.1:{other.port}/sm/1.xml\n"
+    server = trap(robots_text(f"User-agent: *\nAllow: /\n{line}"))
+    run = measured_crawl(server, "/", tmp_path)
+    assert run.code == 0, run.stderr
+    assert other.requested() == []  # for an IP host every port is another site
+    (named,) = run.lines("sitemap-other-origin")
+    assert named["url"] == f"http://127.0.0.1:{other.port}/sm/1.xml"

@@ -1,0 +1,173 @@
+"""Hostile sites for the end-to-end tests: a link farm, session-id and
+redirect traps, pages in every charset, huge entries, a gzip bomb, and a
+robots.txt that fails in every way RFC 9309 names. One small stdlib server
+on 127.0.0.1, started and stopped by each test; every page is generated.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from functools import lru_cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+#: Links on each link-farm page, all new.
+FARM_LINKS = 2000
+Answer = tuple[int, dict[str, str], bytes]
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def html(body: str, head: str = "") -> bytes:
+    return f"<html><head>{head}</head><body>{body}</body></html>".encode()
+
+
+@lru_cache(maxsize=4)
+def gzip_of_zeros(size: int) -> bytes:
+    return gzip.compress(b"\0" * size, compresslevel=9)
+
+
+def charset_page(name: str, charset: str, codec: str) -> Answer:
+    text = (
+        f"<html><head><title>{name} ページ é ü</title></head>"
+        f'<body><p>日本語 / Ünïcödé</p><a href="/enc/target-{name}.html">次へ</a></body></html>'
+    )
+    content_type = f"text/html; charset={charset}" if charset else "text/html"
+    return 200, {"Content-Type": content_type}, text.encode(codec, "xmlcharrefreplace")
+
+
+CHARSETS = {
+    "euc-jp": ("EUC-JP", "euc_jp"),
+    "iso-2022-jp": ("ISO-2022-JP", "iso2022_jp"),
+    "utf-16": ("", "utf-16"),  # no header charset: the BOM says it
+    "utf-32": ("utf-32", "utf-32"),
+    "mac-roman": ("macintosh", "mac_roman"),
+    "cp437": ("cp437", "cp437"),
+}
+
+
+def big_images_page() -> Answer:
+    """1,000 image URLs full of apostrophes: each escaped character takes 6 bytes."""
+    quotes = "'" * 1500
+    images = "".join(f'<img src="/img/{i}/{quotes}.png">' for i in range(1000))
+    return 200, HTML, html(f"<h1>Gallery</h1>{images}")
+
+
+def overflow_page() -> Answer:
+    video = (
+        '{"@context": "https://schema.org", "@type": "VideoObject", "name": "Clip",'
+        ' "description": "A clip", "thumbnailUrl": "/thumb.jpg", "contentUrl": "/clip.mp4",'
+        ' "duration": "PT' + "9" * 400 + 'S", "interactionCount": "inf"}'
+    )
+    return 200, HTML, html("<h1>Clip</h1>", f'<script type="application/ld+json">{video}</script>')
+
+
+class TrapServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, robots: Callable[[TrapHandler], Answer | None] | None = None):
+        super().__init__(("127.0.0.1", 0), TrapHandler)
+        self.robots = robots or (lambda handler: (200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n"))
+        self.lock = threading.Lock()
+        self.paths: list[str] = []
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def start(self) -> TrapServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+    def requested(self, prefix: str = "") -> list[str]:
+        with self.lock:
+            return [path for path in self.paths if path.startswith(prefix)]
+
+
+class TrapHandler(BaseHTTPRequestHandler):
+    server: TrapServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        with self.server.lock:
+            self.server.paths.append(self.path)
+        path = urlsplit(self.path).path
+        answer = self.server.robots(self) if path.endswith("robots.txt") else self.route(path)
+        if answer is None:  # the connection was dropped or left to time out
+            self.close_connection = True
+            return
+        status, headers, body = answer
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value.replace("{port}", str(self.server.port)))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def route(self, path: str) -> Answer:
+        if path.startswith("/farm/"):
+            name = path.removeprefix("/farm/")
+            links = "".join(f'<a href="/farm/{name}-{i}">{i}</a>' for i in range(FARM_LINKS))
+            return 200, HTML, html(links)
+        if path.startswith("/sess/"):
+            fresh = uuid.uuid4().hex
+            links = (
+                f'<a href="/sess/page;jsessionid={fresh}">page</a><a href="/sess/list?sid={fresh}&p=1">list</a>'
+                f'<a href="/sess/cart;token={fresh}">cart</a>'
+            )
+            return 200, HTML, html(links)
+        if path.startswith("/rc/"):
+            number = int(path.removeprefix("/rc/") or 0)
+            return 301, {"Location": f"/rc/{number + 1}"}, b""
+        if path.startswith("/enc/target-"):
+            return 200, HTML, html("<h1>target</h1>")
+        if path.startswith("/enc/"):
+            name = path.removeprefix("/enc/").removesuffix(".html")
+            charset, codec = CHARSETS[name]
+            return charset_page(name, charset, codec)
+        if path == "/big-images.html":
+            return big_images_page()
+        if path == "/overflow.html":
+            return overflow_page()
+        if path == "/bomb.html":
+            return 200, {**HTML, "Content-Encoding": "gzip"}, gzip_of_zeros(40_000_000)
+        if path == "/private/secret.html":
+            return 200, HTML, html("<h1>secret</h1>")
+        if path.startswith("/sm/"):
+            return self.seed_sitemap(path)
+        return 200, HTML, html("<h1>plain page</h1>")
+
+    def seed_sitemap(self, path: str) -> Answer:
+        number = path.removeprefix("/sm/").removesuffix(".xml")
+        origin = f"http://127.0.0.1:{self.server.port}"
+        urls = "".join(f"<url><loc>{origin}/seed/{number}/{i}</loc></url>" for i in range(50_000))
+        body = f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+        return 200, {"Content-Type": "application/xml"}, body.encode()
+
+    # -- robots.txt behaviours ---------------------------------------------------
+
+    def reset(self) -> None:
+        """Drop the connection without an answer."""
+        self.connection.close()
+
+    def stall(self, seconds: float) -> None:
+        """Answer nothing for *seconds* (past the crawler's timeout)."""
+        time.sleep(seconds)
+
+
+def robots_text(text: str, status: int = 200) -> Callable[[TrapHandler], Answer | None]:
+    return lambda handler: (status, {"Content-Type": "text/plain"}, text.encode())
