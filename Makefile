@@ -37,3 +37,5 @@ bench-tools:
 bench: install bench-tools
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scheduled.py
+	$(BIN)/python bench/hostile.py
+	$(BIN)/python bench/scale.py

@@ -66,8 +66,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_measured(command: list[str], timeout: float = 1800, stderr: bool = False) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) of that one child, and its stdout (and stderr if asked)."""
+def run_measured(
+    command: list[str], timeout: float = 1800, stderr: bool = False, check: bool = True
+) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) of that one child, and its stdout (and stderr if asked);
+    a non-zero exit ends the benchmark unless *check* is off."""
     started = time.perf_counter()
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if stderr else subprocess.DEVNULL, text=True
@@ -77,7 +80,7 @@ def run_measured(command: list[str], timeout: float = 1800, stderr: bool = False
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.perf_counter() - started
-    if process.returncode != 0:
+    if check and process.returncode != 0:
         raise SystemExit(f"{command[0]} failed with exit status {process.returncode}")
     return elapsed, usage.ru_maxrss / 1024, output
 

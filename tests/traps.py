@@ -49,9 +49,9 @@ CHARSETS = {
 }
 
 
-def big_images_page() -> Answer:
+def big_images_page(length: int) -> Answer:
     """1,000 image URLs full of apostrophes: each escaped character takes 6 bytes."""
-    quotes = "'" * 1500
+    quotes = "'" * length
     images = "".join(f'<img src="/img/{i}/{quotes}.png">' for i in range(1000))
     return 200, HTML, html(f"<h1>Gallery</h1>{images}")
 
@@ -68,8 +68,16 @@ def overflow_page() -> Answer:
 class TrapServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, robots: Callable[[TrapHandler], Answer | None] | None = None):
+    def __init__(
+        self,
+        robots: Callable[[TrapHandler], Answer | None] | None = None,
+        *,
+        farm_links: int = FARM_LINKS,
+        image_url_length: int = 1500,
+    ):
         super().__init__(("127.0.0.1", 0), TrapHandler)
+        self.farm_links = farm_links
+        self.image_url_length = image_url_length
         self.robots = robots or (lambda handler: (200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n"))
         self.lock = threading.Lock()
         self.paths: list[str] = []
@@ -121,7 +129,7 @@ class TrapHandler(BaseHTTPRequestHandler):
     def route(self, path: str) -> Answer:
         if path.startswith("/farm/"):
             name = path.removeprefix("/farm/")
-            links = "".join(f'<a href="/farm/{name}-{i}">{i}</a>' for i in range(FARM_LINKS))
+            links = "".join(f'<a href="/farm/{name}-{i}">{i}</a>' for i in range(self.server.farm_links))
             return 200, HTML, html(links)
         if path.startswith("/sess/"):
             fresh = uuid.uuid4().hex
@@ -140,7 +148,7 @@ class TrapHandler(BaseHTTPRequestHandler):
             charset, codec = CHARSETS[name]
             return charset_page(name, charset, codec)
         if path == "/big-images.html":
-            return big_images_page()
+            return big_images_page(self.server.image_url_length)
         if path == "/overflow.html":
             return overflow_page()
         if path == "/bomb.html":

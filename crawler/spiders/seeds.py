@@ -102,6 +102,10 @@ class SitemapSeeds(Spider):
 
     def parse_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
         self.crawler.stats.inc_value(Stat.SEED_SITEMAPS)
+        frontier = self.frontier
+        if frontier.full and frontier.saturated(Reason.LIMIT):
+            logger.info("Page budget spent: sitemap %s not read", response.url)
+            return
         if response.status != 200:
             logger.info("Sitemap %s answered %s; ignored", response.url, response.status)
             return
@@ -114,16 +118,16 @@ class SitemapSeeds(Spider):
                 return
         try:
             sitemap = Sitemap(body)
-            entries = list(sitemap)
         except Exception as error:  # noqa: BLE001 - hostile or broken XML: skip it
             logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
             return
         level = response.meta.get("sitemap_level", 1)
-        frontier = self.frontier
-        for number, entry in enumerate(entries):
+        entries = iter(sitemap)  # one entry at a time: 50,000 URLs never sit in a list
+        for entry in entries:
             if frontier.full and frontier.saturated(Reason.LIMIT):
-                frontier.not_itemised[Reason.LIMIT] += len(entries) - number
-                logger.info("Page budget spent: %d URLs of sitemap %s not read", len(entries) - number, response.url)
+                rest = 1 + sum(1 for _ in entries)
+                frontier.not_itemised[Reason.LIMIT] += rest
+                logger.info("Page budget spent: %d URLs of sitemap %s not read", rest, response.url)
                 return
             loc = entry.get("loc")
             if not loc:
