@@ -87,6 +87,8 @@ class CrawlResult:
     #: The out-of-scope origin of the same site that links pointed to most, and how many URLs.
     sister_origin: tuple[str, int] | None = None
     export: ExportResult = field(default_factory=ExportResult)
+    #: Files beside the sitemap set that could not be written (the set itself is fine).
+    side_errors: list[str] = field(default_factory=list)
 
     @property
     def published(self) -> bool:

@@ -35,8 +35,9 @@ from crawler.sitemaps.publish import PublishResult, SitemapPublisher
 from crawler.sitemaps.shards import write_assigned, write_sitemaps
 from crawler.sitemaps.site import news_entries, site_entries
 from crawler.sitemaps.spool import UrlSpool
+from crawler.state.lock import FileLock
 from crawler.stats import Stat
-from settings.config import SitemapConfig
+from settings.config import SitemapConfig, beside
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,15 +46,22 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["SitemapExportPipeline"]
+__all__ = ["SitemapExportPipeline", "output_lock"]
 
 logger = logging.getLogger(__name__)
+
+
+def output_lock(config: SitemapConfig) -> FileLock:
+    """The lock of the output folder, ``OUT.lock`` beside it (held for the whole run)."""
+    return FileLock(beside(config.output_dir, "lock"), f"output folder {config.output_dir}")
 
 
 class SitemapExportPipeline:
     def __init__(self, crawler: Crawler, config: SitemapConfig):
         self.crawler = crawler
         self.config = config
+        # One run per output folder, whatever its state store: a second one would delete our staging.
+        self.lock = output_lock(config)
         self.publisher = SitemapPublisher(config.output_dir, config.base_url, index_name(config.basename))
         self.staging: Path | None = None
         self.spool: UrlSpool | None = None
@@ -104,6 +112,7 @@ class SitemapExportPipeline:
         finally:
             self.spool.close()
             self.publisher.abort(self.staging)
+            self.lock.release()
 
     def _write(self, state: RunState | None, result: ExportResult, moment: datetime) -> tuple[PublishResult, int]:
         """Shards (stable ones with a state store), news shards and the index, published."""
@@ -143,11 +152,19 @@ class SitemapExportPipeline:
             for url, status, outcome, reason in state.removals()
         ]
         path = self.config.removals_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        os.replace(tmp, path)
-        result.removed_urls, result.removals_path = len(lines), path
+        tmp = path.with_name(f".{path.name}.tmp")  # one run per output folder: no other writer
+        result.removed_urls = len(lines)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as error:
+            tmp.unlink(missing_ok=True)
+            CrawlResult.of(self.crawler).side_errors.append(
+                f"removals report {path} not written: {error.strerror or error}"
+            )
+            return
+        result.removals_path = path
 
     def _count(self, result: ExportResult) -> None:
         stats = self.crawler.stats

@@ -23,6 +23,8 @@ from crawler.sitemaps.naming import RESERVED_GROUPS
 from crawler.sitemaps.shards import SetLayout
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
+from settings.checks import check_paths, check_scrapy_values
+from settings.values import number, strings, whole_number
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -117,9 +119,9 @@ class SitemapConfig:
         return config
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings) -> SitemapConfig:
-        settings = _with_defaults(settings)
-        strip = QueryParamFilter(_strings(settings, "SITEMAP_STRIP_QUERY_PARAMS"))
+    def from_settings(cls, scrapy_settings: BaseSettings) -> SitemapConfig:
+        settings = _with_defaults(scrapy_settings)
+        strip = QueryParamFilter(strings(settings, "SITEMAP_STRIP_QUERY_PARAMS"))
         raw_start = settings.get("SITEMAP_START_URL")
         if not raw_start:
             raise ValueError("SITEMAP_START_URL is not set (give the URL to crawl, e.g. -a url=https://example.com/)")
@@ -139,56 +141,59 @@ class SitemapConfig:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", basename):
             raise ValueError(f"SITEMAP_BASENAME {basename!r} must be a plain file name stem")
         patterns = UrlPatterns(_patterns(settings, "SITEMAP_INCLUDE"), _patterns(settings, "SITEMAP_EXCLUDE"))
-        return cls(
+        config = cls(
             start_url=start_url,
             output_dir=output_dir,
             base_url=base_url,
             report_path=Path(report) if report else default_report_path(output_dir),
             basename=basename,
             gzip=settings.getbool("SITEMAP_GZIP"),
-            gzip_level=_int(settings, "SITEMAP_GZIP_LEVEL", 1, 9),
-            max_urls_per_file=_int(settings, "SITEMAP_MAX_URLS_PER_FILE", 1, MAX_URLS),
-            max_bytes_per_file=_int(settings, "SITEMAP_MAX_BYTES_PER_FILE", 1024, MAX_BYTES),
-            max_pages=_int(settings, "SITEMAP_MAX_PAGES", 0),
-            max_depth=_int(settings, "SITEMAP_MAX_DEPTH", 0),
-            max_url_length=_int(settings, "SITEMAP_MAX_URL_LENGTH", 32, MAX_LOC_LENGTH),
-            max_query_variants=_int(settings, "SITEMAP_MAX_QUERY_VARIANTS", 0),
-            max_redirects=_int(settings, "SITEMAP_MAX_REDIRECTS", 1),
-            max_not_requested=_int(settings, "SITEMAP_MAX_NOT_REQUESTED", 0),
-            max_crawl_delay=_float(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
+            gzip_level=whole_number(settings, "SITEMAP_GZIP_LEVEL", 1, 9),
+            max_urls_per_file=whole_number(settings, "SITEMAP_MAX_URLS_PER_FILE", 1, MAX_URLS),
+            max_bytes_per_file=whole_number(settings, "SITEMAP_MAX_BYTES_PER_FILE", 1024, MAX_BYTES),
+            max_pages=whole_number(settings, "SITEMAP_MAX_PAGES", 0),
+            max_depth=whole_number(settings, "SITEMAP_MAX_DEPTH", 0),
+            max_url_length=whole_number(settings, "SITEMAP_MAX_URL_LENGTH", 32, MAX_LOC_LENGTH),
+            max_query_variants=whole_number(settings, "SITEMAP_MAX_QUERY_VARIANTS", 0),
+            max_redirects=whole_number(settings, "SITEMAP_MAX_REDIRECTS", 1),
+            max_not_requested=whole_number(settings, "SITEMAP_MAX_NOT_REQUESTED", 0),
+            max_crawl_delay=number(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
             strip_params=strip,
             patterns=patterns,
-            allowed_content_types=frozenset(t.lower() for t in _strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")),
+            allowed_content_types=frozenset(t.lower() for t in strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")),
             robots_token=str(settings.get("SITEMAP_ROBOTS_TOKEN") or "googlebot").lower(),
             follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
             progress=settings.getbool("SITEMAP_PROGRESS"),
             images=settings.getbool("SITEMAP_IMAGES"),
             videos=settings.getbool("SITEMAP_VIDEOS"),
             hreflang=settings.getbool("SITEMAP_HREFLANG"),
-            max_images_per_url=_int(settings, "SITEMAP_MAX_IMAGES_PER_URL", 0, MAX_IMAGES_PER_URL),
-            image_max_pages=_int(settings, "SITEMAP_IMAGE_MAX_PAGES", 0),
+            max_images_per_url=whole_number(settings, "SITEMAP_MAX_IMAGES_PER_URL", 0, MAX_IMAGES_PER_URL),
+            image_max_pages=whole_number(settings, "SITEMAP_IMAGE_MAX_PAGES", 0),
             news_name=str(settings.get("SITEMAP_NEWS_NAME") or "").strip(),
             news_language=_news_language(settings.get("SITEMAP_NEWS_LANGUAGE")),
             news_patterns=_patterns(settings, "SITEMAP_NEWS_PATTERNS"),
             state_path=_state_path(settings, output_dir),
             resume=settings.getbool("SITEMAP_RESUME"),
-            fingerprint_ignore=compile_ignore([*DEFAULT_IGNORE, *_strings(settings, "SITEMAP_FINGERPRINT_IGNORE")]),
+            fingerprint_ignore=compile_ignore([*DEFAULT_IGNORE, *strings(settings, "SITEMAP_FINGERPRINT_IGNORE")]),
             shard_strategy=ShardStrategy(
                 _choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES),
                 _sections(settings),
                 _id_pattern(settings),
-                _int(settings, "SITEMAP_SHARD_ID_RANGE", 1),
+                whole_number(settings, "SITEMAP_SHARD_ID_RANGE", 1),
             ),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             **_indexnow(settings, start_url),
             delta=settings.getbool("SITEMAP_DELTA"),
-            delta_rotate=_int(settings, "SITEMAP_DELTA_ROTATE", 1),
-            update_add=tuple(_absolute_url("--add", u, strip) for u in _strings(settings, "SITEMAP_UPDATE_ADD")),
+            delta_rotate=whole_number(settings, "SITEMAP_DELTA_ROTATE", 1),
+            update_add=tuple(_absolute_url("--add", u, strip) for u in strings(settings, "SITEMAP_UPDATE_ADD")),
             update_remove=tuple(
-                _absolute_url("--remove", u, strip) for u in _strings(settings, "SITEMAP_UPDATE_REMOVE")
+                _absolute_url("--remove", u, strip) for u in strings(settings, "SITEMAP_UPDATE_REMOVE")
             ),
         )
+        check_paths(config)
+        check_scrapy_values(scrapy_settings)
+        return config
 
 
 def _with_defaults(settings: BaseSettings) -> BaseSettings:
@@ -215,7 +220,7 @@ def _absolute_url(key: str, value: str, strip: QueryParamFilter) -> str:
 
 def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
     try:
-        return tuple(re.compile(p) for p in _strings(settings, key))
+        return tuple(re.compile(p) for p in strings(settings, key))
     except re.error as error:
         raise ValueError(f"{key}: bad regular expression: {error}") from None
 
@@ -223,7 +228,7 @@ def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
 def _indexnow(settings: BaseSettings, start_url: str) -> dict[str, Any]:
     endpoint = settings.get("SITEMAP_INDEXNOW_ENDPOINT")
     key = settings.get("SITEMAP_INDEXNOW_KEY")
-    batch = _int(settings, "SITEMAP_INDEXNOW_BATCH", 1, 10_000)
+    batch = whole_number(settings, "SITEMAP_INDEXNOW_BATCH", 1, 10_000)
     if not endpoint and not key:
         return {"indexnow_endpoint": None, "indexnow_key": None, "indexnow_key_location": None, "indexnow_batch": batch}
     if not endpoint or not key:
@@ -246,10 +251,7 @@ def _indexnow(settings: BaseSettings, start_url: str) -> dict[str, Any]:
 def _state_path(settings: BaseSettings, output_dir: Path) -> Path | None:
     if not settings.getbool("SITEMAP_STATE"):
         return None
-    path = Path(settings.get("SITEMAP_STATE_PATH") or beside(output_dir, "state.sqlite"))
-    if output_dir.absolute() in path.absolute().parents:
-        raise ValueError(f"SITEMAP_STATE_PATH {path} is inside the output folder, which is served publicly")
-    return path
+    return Path(settings.get("SITEMAP_STATE_PATH") or beside(output_dir, "state.sqlite"))
 
 
 def _choice(settings: BaseSettings, key: str, choices: tuple[str, ...]) -> str:
@@ -301,36 +303,3 @@ def _news_language(value: object) -> str | None:
     if code is None:
         raise ValueError(f"SITEMAP_NEWS_LANGUAGE: {value!r} is not an ISO 639 language code")
     return code
-
-
-def _strings(settings: BaseSettings, key: str) -> list[str]:
-    value = settings.get(key)
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    try:
-        return [str(v) for v in value]
-    except TypeError:
-        raise ValueError(f"{key} must be a list of strings, not {value!r}") from None
-
-
-def _int(settings: BaseSettings, key: str, low: int, high: int | None = None) -> int:
-    try:
-        value = int(settings.get(key))
-    except (TypeError, ValueError):
-        raise ValueError(f"{key} must be a whole number, not {settings.get(key)!r}") from None
-    if value < low or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ValueError(f"{key} must be {bounds}, not {value}")
-    return value
-
-
-def _float(settings: BaseSettings, key: str, low: float) -> float:
-    try:
-        value = float(settings.get(key))
-    except (TypeError, ValueError):
-        raise ValueError(f"{key} must be a number, not {settings.get(key)!r}") from None
-    if value < low:
-        raise ValueError(f"{key} must be at least {low}, not {value}")
-    return value

@@ -22,8 +22,10 @@ from crawler.extensions.runstate import RunState
 from crawler.modes import RunMode
 from crawler.reasons import Reason
 from crawler.results import CrawlResult, Notification, NotPublished
+from crawler.state.lock import Locked
 from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
+from pipelines.export import output_lock
 from settings.config import SitemapConfig
 from settings.layers import build_settings
 
@@ -156,6 +158,8 @@ def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
         return f"the start URL {config.start_url} redirects ({detail}); start the crawl at the target instead"
     if reason == Reason.STATUS:
         return f"the start URL {config.start_url} answered HTTP {detail}, and no listable page was found"
+    if export.not_published is None:  # the export never ran: a forced stop (a second SIGTERM, ...)
+        return "the crawl was stopped before it finished: previous sitemaps kept"
     failure = export.detail or "no sitemap was published"
     return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"
 
@@ -179,6 +183,10 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     check_writable(config.output_dir, "output folder")
     check_writable(config.report_path.parent, "report folder")
     RunState.preflight(config)
+    try:
+        output_lock(config).release()  # refuse now rather than after the crawl
+    except Locked as error:
+        raise UsageError(str(error)) from None
     started = time.monotonic()
     result, stats = run_crawl(settings, log_filters(args.verbose))
     for line in summarize(result, stats, config, time.monotonic() - started):
@@ -192,4 +200,6 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         print(notification_line(result.export.notification), file=sys.stderr)
     print("Add this line to robots.txt:", file=sys.stderr)
     print(f"Sitemap: {published.index_url}")
-    return 0
+    for problem in result.side_errors:
+        print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
+    return 3 if result.side_errors else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from scrapy import signals
@@ -41,6 +42,20 @@ UNEXPECTED = "error"
 ReportLine = dict[str, object]
 
 
+def _remove_stale(path: Path) -> None:
+    """Temp files of killed runs (``.NAME.PID.tmp``), when their pid is gone."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = stale.name.removeprefix(f".{path.name}.").removesuffix(".tmp")
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            stale.unlink(missing_ok=True)
+        except PermissionError:
+            continue  # alive, another user's
+
+
 class CrawlReport:
     def __init__(self, crawler: Crawler, config: SitemapConfig):
         self.crawler = crawler
@@ -68,6 +83,7 @@ class CrawlReport:
 
     def spider_opened(self, spider: Spider) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(self.path)
         self.file = open(self.tmp_path, "w", encoding="utf-8")  # noqa: SIM115 - closed at spider_closed
 
     def item_scraped(self, item: PageFacts, response: Response | None, spider: Spider) -> None:
@@ -127,7 +143,12 @@ class CrawlReport:
             return
         self.file.close()
         self.file = None
-        os.replace(self.tmp_path, self.path)
+        try:
+            os.replace(self.tmp_path, self.path)
+        except OSError as error:
+            self.tmp_path.unlink(missing_ok=True)
+            self.result.side_errors.append(f"report {self.path} not written: {error.strerror or error}")
+            return
         if self.sister_origins:
             self.result.sister_origin = self.sister_origins.most_common(1)[0]
         self.result.report_path = self.path

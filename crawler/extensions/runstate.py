@@ -124,7 +124,7 @@ class RunState:
             store = StateStore(config.state_path)
         except StateLocked as error:
             raise ValueError(str(error)) from None
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.DatabaseError, OSError) as error:
             raise ValueError(f"state store {config.state_path} is not usable: {error}") from None
         try:
             if config.updating and store.last_published_run() is None:

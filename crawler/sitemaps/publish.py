@@ -20,10 +20,10 @@ from pathlib import Path
 
 from crawler.sitemaps.writer import ShardFile, render_index
 
-__all__ = ["MANIFEST_NAME", "PublishResult", "SitemapPublisher"]
+__all__ = ["MANIFEST_NAME", "STAGING_PREFIX", "PublishResult", "SitemapPublisher"]
 
 MANIFEST_NAME = ".sitemap-manifest.json"
-_STAGING_PREFIX = ".sitemap-staging-"
+STAGING_PREFIX = ".sitemap-staging-"
 
 
 @dataclass(slots=True)
@@ -51,9 +51,9 @@ class SitemapPublisher:
     def stage(self) -> Path:
         """Create and return a fresh staging folder (removing stale ones)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        for old in self.out_dir.glob(_STAGING_PREFIX + "*"):
+        for old in self.out_dir.glob(STAGING_PREFIX + "*"):
             shutil.rmtree(old, ignore_errors=True)
-        return Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=self.out_dir))
+        return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out_dir))
 
     def abort(self, staging: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)

@@ -27,6 +27,7 @@ from crawler.page.headers import is_html
 from crawler.reasons import OutOfScope, Reason, RobotsDisallowed
 from crawler.scope import Scope
 from crawler.signals import url_warning
+from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
 from crawler.spiders.frontier import Frontier
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
@@ -59,6 +60,7 @@ class SiteSpider(SitemapSeeds):
     frontier: Frontier
     reader: ResponseReader
     robots: RobotParser | None  # the site's rules, once robots.txt is read
+    own_files: tuple[str, ...]
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
@@ -79,6 +81,8 @@ class SiteSpider(SitemapSeeds):
             config.max_not_requested,
         )
         spider.robots = None
+        # Our staging folders and manifest, should the site serve the output folder with a listing.
+        spider.own_files = (config.base_url + STAGING_PREFIX, config.base_url + MANIFEST_NAME)
         spider.state = RunState.of(crawler)
         spider.reader = ResponseReader(config, crawler, digest=spider.state is not None)
         if spider.state is not None:
@@ -119,10 +123,11 @@ class SiteSpider(SitemapSeeds):
             if url not in done:
                 yield from self.follow_url(url, depth=depth, referrer=referrer)
                 continue
-            self.seen.add(url)
             stored = self.state.facts(url)
-            if stored is None:
+            if stored is None:  # handled before the interruption, but its facts do not decode
+                yield from self.follow_url(url, depth=depth, referrer=referrer)
                 continue
+            self.seen.add(url)
             facts = PageFacts.from_dict(stored)
             facts.replayed = Replay.RESUMED
             yield facts
@@ -164,6 +169,8 @@ class SiteSpider(SitemapSeeds):
         error, detail = None, ""
         if not self.scope.contains(url):
             error = Reason.OUT_OF_SCOPE
+        elif url.startswith(self.own_files):
+            error, detail = Reason.EXCLUDED, "a file of sitemap-crawler's own (staging or manifest)"
         elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):
             error, detail = Reason.ROBOTS, "disallowed by robots.txt"
         elif over := frontier.over(url, depth):
@@ -193,6 +200,11 @@ class SiteSpider(SitemapSeeds):
         meta = response.meta
         depth = meta.get("depth", 0)
         facts = self.replay_not_modified(response) if response.status == 304 else None
+        if facts is None and response.status == 304:
+            # No stored facts to replay (lost or corrupt): ask again, without validators.
+            assert response.request is not None
+            yield response.request.replace(meta={**meta, "unconditional": True}, dont_filter=True)
+            return
         if facts is None:
             facts = self.reader.read(response)
             if facts.redirect_to and len(facts.redirect_chain) >= self.config.max_redirects:

@@ -1,7 +1,9 @@
-"""One run per state store: an exclusive ``flock`` beside the store.
+"""One run at a time: an exclusive ``flock`` on a lock file.
 
 The kernel releases the lock when the process dies, even by SIGKILL, so a
 killed run never leaves a stale lock; the file names the pid holding it.
+Used for the state store and for the output folder (two runs publishing
+into one folder would delete each other's staging).
 """
 
 from __future__ import annotations
@@ -10,25 +12,33 @@ import fcntl
 import os
 from pathlib import Path
 
-__all__ = ["StateLocked", "StoreLock"]
+__all__ = ["FileLock", "Locked", "StateLocked", "StoreLock"]
 
 
-class StateLocked(Exception):
+class Locked(Exception):
+    """Another run holds the lock."""
+
+
+class StateLocked(Locked):
     """Another run holds the state store."""
 
 
-class StoreLock:
-    """Hold the lock of the store at *path*; raise :class:`StateLocked` if taken."""
+class FileLock:
+    """Hold the lock at *lock_path* for *what*; raise *error* if another process has it."""
 
-    def __init__(self, path: Path):
-        self._file = open(path.with_name(path.name + ".lock"), "a+")  # noqa: SIM115 - held until release()
+    def __init__(self, lock_path: Path, what: str, error: type[Locked] = Locked):
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(lock_path, "a+")  # noqa: SIM115 - held until release()
+        except OSError as failure:
+            raise error(f"cannot lock {what}: {lock_path}: {failure.strerror or failure}") from None
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._file.seek(0)
             holder = self._file.read().strip() or "another process"
             self._file.close()
-            raise StateLocked(f"state store {path} is in use by {holder}; wait for that run to end") from None
+            raise error(f"{what} is in use by {holder}; wait for that run to end") from None
         self._file.seek(0)
         self._file.truncate()
         self._file.write(f"pid {os.getpid()}\n")
@@ -37,3 +47,10 @@ class StoreLock:
     def release(self) -> None:
         fcntl.flock(self._file, fcntl.LOCK_UN)
         self._file.close()  # closing the file releases the lock too
+
+
+class StoreLock(FileLock):
+    """The lock of the state store at *path*, in ``PATH.lock`` beside it."""
+
+    def __init__(self, path: Path):
+        super().__init__(path.with_name(path.name + ".lock"), f"state store {path}", StateLocked)

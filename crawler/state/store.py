@@ -14,6 +14,7 @@ during a crawl.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 import zlib
@@ -27,6 +28,8 @@ from crawler.state.lock import StateLocked, StoreLock
 from crawler.state.schema import migrate
 
 __all__ = ["UNKNOWN", "Listing", "PageState", "StateLocked", "StateStore", "Unknown"]
+
+logger = logging.getLogger(__name__)
 
 
 class Unknown:
@@ -58,6 +61,16 @@ def _listing_columns(run: int, listing: Listing) -> dict[str, object]:
     if listing.changed:
         columns["changed_run"] = run
     return columns
+
+
+def _decoded(url: str, blob: bytes) -> dict[str, Any] | None:
+    """Stored facts, or ``None`` (with a warning) when the record does not decode."""
+    try:
+        facts = json.loads(zlib.decompress(blob))
+    except (zlib.error, ValueError, TypeError) as error:
+        logger.warning("State store: the stored facts of %s do not decode (%s); it is fetched again", url, error)
+        return None
+    return facts if isinstance(facts, dict) else None
 
 
 @lru_cache(maxsize=64)
@@ -182,7 +195,7 @@ class StateStore:
     def facts(self, url: str) -> dict[str, Any] | None:
         """The facts last reported for *url* (to replay a 304 or a resumed run)."""
         row = self.db.execute("SELECT facts FROM page_facts WHERE url = ?", (url,)).fetchone()
-        return json.loads(zlib.decompress(row[0])) if row else None
+        return _decoded(url, row[0]) if row else None
 
     def record(
         self,
@@ -249,7 +262,7 @@ class StateStore:
             (previous, run),
         )
         for url, lastmod, blob, group in rows:
-            yield str(url), lastmod, json.loads(zlib.decompress(blob)) if blob else {}, str(group or "")
+            yield str(url), lastmod, (_decoded(url, blob) or {}) if blob else {}, str(group or "")
 
     def mark_carried(self, run: int, previous: int) -> int:
         """Count the URLs :meth:`carried` gives as listed by *run* too; return how many."""
