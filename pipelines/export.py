@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from contextlib import suppress
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING
@@ -159,7 +160,8 @@ class SitemapExportPipeline:
             tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as error:
-            tmp.unlink(missing_ok=True)
+            with suppress(OSError):
+                tmp.unlink()
             CrawlResult.of(self.crawler).side_errors.append(
                 f"removals report {path} not written: {error.strerror or error}"
             )

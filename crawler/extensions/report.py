@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -146,7 +147,8 @@ class CrawlReport:
         try:
             os.replace(self.tmp_path, self.path)
         except OSError as error:
-            self.tmp_path.unlink(missing_ok=True)
+            with suppress(OSError):
+                self.tmp_path.unlink()
             self.result.side_errors.append(f"report {self.path} not written: {error.strerror or error}")
             return
         if self.sister_origins:

@@ -200,10 +200,13 @@ class SiteSpider(SitemapSeeds):
         meta = response.meta
         depth = meta.get("depth", 0)
         facts = self.replay_not_modified(response) if response.status == 304 else None
-        if facts is None and response.status == 304:
+        if facts is None and response.status == 304 and not meta.get("unconditional"):
             # No stored facts to replay (lost or corrupt): ask again, without validators.
             assert response.request is not None
-            yield response.request.replace(meta={**meta, "unconditional": True}, dont_filter=True)
+            again = response.request.replace(meta={**meta, "unconditional": True}, dont_filter=True)
+            for name in (b"If-None-Match", b"If-Modified-Since"):
+                again.headers.pop(name, None)
+            yield again
             return
         if facts is None:
             facts = self.reader.read(response)

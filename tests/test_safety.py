@@ -1,0 +1,131 @@
+"""A careless user, a second run, a broken state store: no file is lost, every
+mistake is one line and a clear exit status (issue 12)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crawler.state.lock import FileLock
+from tests.conftest import crawl, run_cli
+from tests.server import SITE_ROOT, SiteServer
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[SiteServer]:
+    root = tmp_path / "site"
+    shutil.copytree(SITE_ROOT / "live", root / "live")
+    server = SiteServer(sites={"127.0.0.1": "live"}, root=root).start()
+    yield server
+    server.stop()
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_line_usage_error(result: subprocess.CompletedProcess[str], text: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and text in lines[0] and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "text"),
+    [
+        (("--report", "{tmp}/public.state.sqlite"), "would be the same file"),
+        (("--report", "{tmp}/public/sitemap.xml"), "inside the output folder"),
+        (("--removals", "{tmp}/public/removals.jsonl"), "inside the output folder"),
+        (("--removals", "{tmp}/public.crawl-report.jsonl"), "would be the same file"),
+        (("--state", "{tmp}/public.lock"), "would be the same file"),
+        (("--concurrency", "0"), "CONCURRENT_REQUESTS_PER_DOMAIN must be at least 1"),
+        (("--set", "DOWNLOAD_MAXSIZE=abc"), "DOWNLOAD_MAXSIZE must be a whole number"),
+        (("--timeout", "0"), "DOWNLOAD_TIMEOUT must be at least"),
+    ],
+)
+def test_colliding_paths_and_bad_values_are_refused_before_the_crawl(
+    options: tuple[str, ...], text: str, tmp_path: Path
+) -> None:
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public" / "sitemap.xml").write_text("the live index")
+    before = files_under(tmp_path)
+    args = [option.replace("{tmp}", str(tmp_path)) for option in options]
+    result = run_cli("crawl", "http://127.0.0.1:9/", "--out", str(tmp_path / "public"), *args)
+    one_line_usage_error(result, text)
+    assert files_under(tmp_path) == before  # nothing written, nothing replaced
+
+
+def test_a_state_store_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "public.state.sqlite.lock").mkdir()  # the lock's name taken by a folder
+    result = run_cli("crawl", "http://127.0.0.1:9/", "--out", str(tmp_path / "public"))
+    one_line_usage_error(result, "cannot lock state store")
+
+
+def test_one_run_per_output_folder_whatever_the_state(live: SiteServer, tmp_path: Path) -> None:
+    holder = FileLock(tmp_path / "public.lock", "output folder")
+    try:
+        result = run_cli("crawl", live.url(), "--out", str(tmp_path / "public"), "--no-state", "--delay", "0")
+    finally:
+        holder.release()
+    one_line_usage_error(result, "is in use by pid")
+    assert live.paths() == []
+
+
+def test_a_side_file_that_cannot_be_written_does_not_undo_the_publication(live: SiteServer, tmp_path: Path) -> None:
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    out = tmp_path / "public"
+    result = crawl(live.url(), out, "--removals", str(tmp_path / "blocker" / "removals.jsonl"))
+    assert result.code == 3, result.process.stderr
+    assert result.listed, "the sitemaps are published"
+    assert result.process.stdout.strip() == f"Sitemap: {live.url('/sitemap.xml')}"
+    assert "the sitemaps are published, but the removals report" in result.process.stderr
+    again = crawl(live.url(), out)  # the run counted as published: the next one is a normal run 2
+    assert again.code == 0 and "unchanged pages answered 304" in again.process.stderr
+
+
+def test_our_own_staging_and_manifest_are_never_crawled(live: SiteServer, tmp_path: Path) -> None:
+    home = Path(live.root) / "live" / "index.html"
+    home.write_text(
+        home.read_text().replace(
+            "</body>",
+            '<a href="/.sitemap-staging-x1/sitemap-1.xml">s</a><a href="/.sitemap-manifest.json">m</a></body>',
+        )
+    )
+    result = crawl(live.url(), tmp_path / "public")
+    assert result.code == 0, result.process.stderr
+    assert not [path for path in live.paths() if path.startswith("/.sitemap")]
+    assert result.reason(live.url("/.sitemap-manifest.json")) == "excluded"
+
+
+def test_temp_files_of_a_killed_run_are_removed(live: SiteServer, tmp_path: Path) -> None:
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    stale = tmp_path / f".public.crawl-report.jsonl.{gone.stdout.strip()}.tmp"  # its process has ended
+    stale.write_text("half a report")
+    (tmp_path / ".public.removals.jsonl.tmp").write_text("half a removals report")
+    result = crawl(live.url(), tmp_path / "public")
+    assert result.code == 0, result.process.stderr
+    assert not stale.exists() and not (tmp_path / ".public.removals.jsonl.tmp").exists()
+
+
+def test_stored_facts_that_do_not_decode_are_fetched_again_never_gone(live: SiteServer, tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    first = crawl(live.url(), out, "--max-urls-per-file", "4")
+    assert first.code == 0, first.process.stderr
+    broken = live.url("/products/p3.html")
+    with sqlite3.connect(tmp_path / "public.state.sqlite") as db:
+        db.execute("UPDATE page_facts SET facts = ? WHERE url = ?", (b"not zlib at all", broken))
+    live.reset()
+    second = crawl(live.url(), out, "--max-urls-per-file", "4")
+    assert second.code == 0, second.process.stderr
+    assert second.listed == first.listed
+    fetched = [hit for hit in live.hits if hit.path == "/products/p3.html"]
+    assert [hit.status for hit in fetched] == [304, 200]  # asked again without validators
+    assert (tmp_path / "public.removals.jsonl").read_text() == ""
