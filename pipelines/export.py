@@ -47,9 +47,15 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["SitemapExportPipeline", "output_lock"]
+__all__ = ["SitemapExportPipeline", "output_lock", "publisher"]
 
 logger = logging.getLogger(__name__)
+
+
+def publisher(config: SitemapConfig) -> SitemapPublisher:
+    return SitemapPublisher(
+        config.output_dir, config.base_url, index_name(config.basename), overwrite_foreign=config.overwrite_foreign
+    )
 
 
 def output_lock(config: SitemapConfig) -> FileLock:
@@ -63,7 +69,7 @@ class SitemapExportPipeline:
         self.config = config
         # One run per output folder, whatever its state store: a second one would delete our staging.
         self.lock = output_lock(config)
-        self.publisher = SitemapPublisher(config.output_dir, config.base_url, index_name(config.basename))
+        self.publisher = publisher(config)
         self.staging: Path | None = None
         self.spool: UrlSpool | None = None
 

@@ -164,6 +164,7 @@ SITEMAP_COMPACT = False  # reassign every URL to shards from scratch (closes the
 SITEMAP_DELTA = False  # new and changed URLs go to a delta sitemap until the next full generation
 SITEMAP_DELTA_ROTATE = 7  # runs between full generations (the delta merges back then)
 SITEMAP_REMOVALS_PATH = None  # default: <output dir>.removals.jsonl beside it
+SITEMAP_OVERWRITE_FOREIGN = False  # replace files in the output folder that no manifest of ours lists
 SITEMAP_INDEXNOW_ENDPOINT = None  # e.g. https://api.indexnow.org/indexnow; off unless set with a key
 SITEMAP_INDEXNOW_KEY = None
 SITEMAP_INDEXNOW_KEY_LOCATION = None  # default: <site root>/<key>.txt

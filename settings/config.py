@@ -83,6 +83,7 @@ class SitemapConfig:
     shard_strategy: ShardStrategy
     compact: bool
     removals_path: Path
+    overwrite_foreign: bool
     indexnow_endpoint: str | None
     indexnow_key: str | None
     indexnow_key_location: str | None
@@ -183,6 +184,7 @@ class SitemapConfig:
             ),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
+            overwrite_foreign=settings.getbool("SITEMAP_OVERWRITE_FOREIGN"),
             **_indexnow(settings, start_url),
             delta=settings.getbool("SITEMAP_DELTA"),
             delta_rotate=whole_number(settings, "SITEMAP_DELTA_ROTATE", 1),

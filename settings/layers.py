@@ -62,6 +62,7 @@ OPTION_SETTINGS = {
     "delta": "SITEMAP_DELTA",
     "delta_rotate": "SITEMAP_DELTA_ROTATE",
     "removals": "SITEMAP_REMOVALS_PATH",
+    "overwrite_foreign": "SITEMAP_OVERWRITE_FOREIGN",
     "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
     "indexnow_key": "SITEMAP_INDEXNOW_KEY",
     "indexnow_key_location": "SITEMAP_INDEXNOW_KEY_LOCATION",

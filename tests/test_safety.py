@@ -129,3 +129,17 @@ def test_stored_facts_that_do_not_decode_are_fetched_again_never_gone(live: Site
     fetched = [hit for hit in live.hits if hit.path == "/products/p3.html"]
     assert [hit.status for hit in fetched] == [304, 200]  # asked again without validators
     assert (tmp_path / "public.removals.jsonl").read_text() == ""
+
+
+def test_a_users_own_sitemap_in_the_folder_is_never_replaced_silently(live: SiteServer, tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    out.mkdir()
+    (out / "sitemap.xml").write_text("my own index, written by hand")
+    result = run_cli("crawl", live.url(), "--out", str(out), "--delay", "0")
+    one_line_usage_error(result, "not written by sitemap-crawler")
+    assert (out / "sitemap.xml").read_text() == "my own index, written by hand"
+    assert live.paths() == []
+    forced = crawl(live.url(), out, "--overwrite-foreign")
+    assert forced.code == 0 and forced.listed
+    again = crawl(live.url(), out)  # ours now: the manifest lists it
+    assert again.code == 0, again.process.stderr

@@ -22,10 +22,11 @@ from crawler.extensions.runstate import RunState
 from crawler.modes import RunMode
 from crawler.reasons import Reason
 from crawler.results import CrawlResult, Notification, NotPublished
+from crawler.sitemaps.publish import ForeignFiles
 from crawler.state.lock import Locked
 from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
-from pipelines.export import output_lock
+from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
 from settings.layers import build_settings
 
@@ -187,6 +188,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         output_lock(config).release()  # refuse now rather than after the crawl
     except Locked as error:
         raise UsageError(str(error)) from None
+    if not config.overwrite_foreign and (clash := publisher(config).foreign_set(config.basename)):
+        raise UsageError(str(ForeignFiles(config.output_dir, clash)))
     started = time.monotonic()
     result, stats = run_crawl(settings, log_filters(args.verbose))
     for line in summarize(result, stats, config, time.monotonic() - started):

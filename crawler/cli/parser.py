@@ -179,6 +179,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compact", action="store_true", default=None, help="repack shards, closing the holes")
     parser.add_argument("--delta", action="store_true", default=None, help="new/changed URLs go to a delta sitemap")
     parser.add_argument("--delta-rotate", type=int, metavar="N", help="runs between full generations (default 7)")
+    parser.add_argument(
+        "--overwrite-foreign", action="store_true", default=None, help="replace sitemap files in DIR that are not ours"
+    )
     parser.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
     parser.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
     parser.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")

@@ -15,12 +15,13 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.sitemaps.writer import ShardFile, render_index
 
-__all__ = ["MANIFEST_NAME", "STAGING_PREFIX", "PublishResult", "SitemapPublisher"]
+__all__ = ["MANIFEST_NAME", "STAGING_PREFIX", "ForeignFiles", "PublishResult", "SitemapPublisher"]
 
 MANIFEST_NAME = ".sitemap-manifest.json"
 STAGING_PREFIX = ".sitemap-staging-"
@@ -36,6 +37,18 @@ class PublishResult:
     removed: list[str]
 
 
+class ForeignFiles(ValueError):
+    """Files in the output folder that a publication would replace, and that are not ours."""
+
+    def __init__(self, folder: Path, names: list[str]):
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        super().__init__(
+            f"{folder} holds {shown}, not written by sitemap-crawler (no manifest lists it): "
+            "move it away, or pass --overwrite-foreign to replace it"
+        )
+        self.names = names
+
+
 class SitemapPublisher:
     """Stage, then atomically publish, one sitemap set in *out_dir*.
 
@@ -43,10 +56,26 @@ class SitemapPublisher:
     index ``<loc>`` values are built from it.
     """
 
-    def __init__(self, out_dir: Path, base_url: str, index_name: str = "sitemap.xml"):
+    def __init__(
+        self, out_dir: Path, base_url: str, index_name: str = "sitemap.xml", *, overwrite_foreign: bool = False
+    ):
         self.out_dir = out_dir
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.index_name = index_name
+        self.overwrite_foreign = overwrite_foreign
+
+    def foreign(self, names: Iterable[str]) -> list[str]:
+        """Those of *names* that exist in the folder but are not ours (no manifest lists them)."""
+        manifest = self.read_manifest()
+        ours = {*manifest, self.index_name} if manifest else set()
+        return sorted(name for name in set(names) if name not in ours and (self.out_dir / name).exists())
+
+    def foreign_set(self, basename: str) -> list[str]:
+        """Files already in the folder that a set named *basename* could replace, and that are not ours."""
+        if not self.out_dir.is_dir():
+            return []
+        names = [p.name for p in self.out_dir.glob(f"{basename}-*.xml*") if p.name.endswith((".xml", ".xml.gz"))]
+        return self.foreign([self.index_name, *names])
 
     def stage(self) -> Path:
         """Create and return a fresh staging folder (removing stale ones)."""
@@ -80,6 +109,9 @@ class SitemapPublisher:
                 "lastmod": old["lastmod"] if same and old and old.get("lastmod") else now,
             }
             (unchanged if same else written).append(shard.name)
+        clash = [] if self.overwrite_foreign else self.foreign([*written, self.index_name])
+        if clash:
+            raise ForeignFiles(self.out_dir, clash)
         index = render_index((self.base_url + name, files[name]["lastmod"]) for name in files)
         for name in written:
             os.replace(staging / name, self.out_dir / name)
