@@ -169,5 +169,6 @@ SITEMAP_INDEXNOW_ENDPOINT = None  # e.g. https://api.indexnow.org/indexnow; off 
 SITEMAP_INDEXNOW_KEY = None
 SITEMAP_INDEXNOW_KEY_LOCATION = None  # default: <site root>/<key>.txt
 SITEMAP_INDEXNOW_BATCH = 10_000
+SITEMAP_INDEXNOW_TIMEOUT = 30.0  # seconds for one IndexNow request in all (key file or batch)
 SITEMAP_UPDATE_ADD: list[str] = []  # `sitemap-crawler update --add`: fetch only these URLs
 SITEMAP_UPDATE_REMOVE: list[str] = []  # `sitemap-crawler update --remove`: drop these URLs

@@ -88,6 +88,7 @@ class SitemapConfig:
     indexnow_key: str | None
     indexnow_key_location: str | None
     indexnow_batch: int
+    indexnow_timeout: float
     delta: bool
     delta_rotate: int
     update_add: tuple[str, ...]
@@ -186,6 +187,7 @@ class SitemapConfig:
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             overwrite_foreign=settings.getbool("SITEMAP_OVERWRITE_FOREIGN"),
             **_indexnow(settings, start_url),
+            indexnow_timeout=number(settings, "SITEMAP_INDEXNOW_TIMEOUT", 0.1),
             delta=settings.getbool("SITEMAP_DELTA"),
             delta_rotate=whole_number(settings, "SITEMAP_DELTA_ROTATE", 1),
             update_add=tuple(_absolute_url("--add", u, strip) for u in strings(settings, "SITEMAP_UPDATE_ADD")),

@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
     validate.add_argument("--origin", metavar="URL", help="scheme://host every loc must use (default: inferred)")
+    validate.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="the most one remote file may take (30)"
+    )
     return parser
 
 

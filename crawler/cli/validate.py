@@ -26,7 +26,9 @@ def run_validate(args: argparse.Namespace) -> int:
         )
         origin = origin.rstrip("/")
     started = time.monotonic()
-    files, problems = validate_target(target, origin)
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be more than 0 seconds, not {args.timeout}")
+    files, problems = validate_target(target, origin, args.timeout)
     for problem in problems:
         print(problem)
     elapsed = time.monotonic() - started

@@ -55,6 +55,7 @@ class IndexNowNotifier:
             key=config.indexnow_key,
             key_location=config.indexnow_key_location,
             batch_size=config.indexnow_batch,
+            timeout=config.indexnow_timeout,
         )
         path = beside(config.output_dir, "indexnow.json")
         outcome = {"urls": urls, "submitted": report.submitted, "batches": report.batches, "error": report.error}

@@ -4,17 +4,18 @@ Protocol (indexnow.org): POST a JSON body ``{host, key, keyLocation,
 urlList}`` to an endpoint; the key must be served by the site as a text
 file, which is checked first, so a wrong setup fails here with a clear
 message rather than as a silent 403 later. At most 10,000 URLs per request;
-5xx, 429 and network errors are retried with backoff.
+5xx, 429 and network errors are retried with backoff; every request has a
+total deadline.
 """
 
 from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from crawler.services.http import fetch
 
 __all__ = ["MAX_BATCH", "IndexNowReport", "check_key_file", "submit"]
 
@@ -34,27 +35,17 @@ class IndexNowReport:
         return self.error is None
 
 
-def _request(url: str, body: bytes | None = None) -> urllib.request.Request:
-    if urlsplit(url).scheme not in ("http", "https"):
-        raise ValueError(f"not an http(s) URL: {url}")
+def _http(url: str, timeout: float, body: bytes | None = None) -> tuple[int, bytes]:
+    """One request with a total deadline: a slow server never keeps the run alive."""
     headers = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
-    return urllib.request.Request(url, data=body, method="POST" if body is not None else "GET", headers=headers)  # noqa: S310
-
-
-def _http(request: urllib.request.Request, timeout: float) -> tuple[int, bytes]:
-    try:
-        # The endpoint and key location are checked to be http(s) URLs in settings.config.
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            return int(response.status), response.read(100_000)
-    except urllib.error.HTTPError as error:
-        return int(error.code), error.read(100_000) if error.fp else b""
+    return fetch(url, body=body, headers=headers, deadline=timeout, max_bytes=100_000)
 
 
 def check_key_file(key: str, key_location: str, timeout: float = 15.0) -> str | None:
     """Why the key file does not prove ownership, or ``None`` when it does."""
     try:
-        status, body = _http(_request(key_location), timeout)
-    except (OSError, urllib.error.URLError, ValueError) as error:
+        status, body = _http(key_location, timeout)
+    except (OSError, ValueError) as error:
         return f"key file {key_location} could not be fetched: {error}"
     if status != 200:
         return f"key file {key_location} answered HTTP {status}"
@@ -90,9 +81,9 @@ def submit(
         status, detail = 0, ""
         for attempt in range(1, attempts + 1):
             try:
-                status, _ = _http(_request(endpoint, body), timeout)
+                status, _ = _http(endpoint, timeout, body)
                 detail = ""
-            except (OSError, urllib.error.URLError) as error:
+            except (OSError, ValueError) as error:
                 status, detail = 0, str(error)
             if status not in _RETRY_STATUSES and status != 0:
                 break

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import gzip
 import io
-import urllib.error
-import urllib.request
 import zlib
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from crawler.protocol import MAX_BYTES
+from crawler.services.http import fetch
 
 __all__ = ["SitemapReadError", "read_sitemap"]
 
@@ -31,19 +30,25 @@ def read_sitemap(location: str | Path, timeout: float = 30.0) -> bytes:
     """The uncompressed bytes of a local file or an http(s) URL.
 
     Never reads more than the protocol's 50 MiB (plus one byte, so that an
-    oversized file is seen as such) after decompression; gzip is recognised
-    by its magic number, and a ``.gz`` name that is not gzip is an error.
+    oversized file is seen as such) after decompression, nor waits more
+    than *timeout* seconds for a remote file in all; gzip is recognised by
+    its magic number, and a ``.gz`` name that is not gzip is an error. A
+    local path must be a regular file (a FIFO or a device would block).
     """
     name = str(location)
     try:
         if name.startswith(("http://", "https://")):
-            request = urllib.request.Request(name, headers={"Accept-Encoding": "identity"})  # noqa: S310 - http(s) only
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-                raw: bytes = response.read(MAX_BYTES + 1)
+            status, raw = fetch(
+                name, headers={"Accept-Encoding": "identity"}, deadline=timeout, max_bytes=MAX_BYTES + 1
+            )
+            if status != 200:
+                raise SitemapReadError("read", f"cannot read: HTTP {status}")
         else:
+            if not Path(name).is_file():
+                raise SitemapReadError("read", "cannot read: not a regular file")
             with open(name, "rb") as file:
                 raw = file.read(MAX_BYTES + 1)
-    except (OSError, urllib.error.URLError, ValueError) as error:
+    except (OSError, ValueError) as error:
         raise SitemapReadError("read", f"cannot read: {error}") from None
     if raw[:2] != b"\x1f\x8b":
         if urlsplit(name).path.endswith(".gz"):
