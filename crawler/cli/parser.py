@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--token", metavar="SECRET", help="shared secret (default: $SITEMAP_WEBHOOK_TOKEN)")
     serve.add_argument("--config", metavar="FILE", help="TOML file with crawl options for the updates")
+    serve.add_argument(
+        "--update-timeout", type=float, default=600.0, metavar="SECONDS", help="the most one update may take (600)"
+    )
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder",
