@@ -12,9 +12,11 @@ publishes nothing, so the previous set stays in place.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import sqlite3
 from contextlib import suppress
 from datetime import UTC, datetime
 from functools import partial
@@ -72,6 +74,7 @@ class SitemapExportPipeline:
         self.publisher = publisher(config)
         self.staging: Path | None = None
         self.spool: UrlSpool | None = None
+        self.failure: OSError | sqlite3.Error | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -85,8 +88,13 @@ class SitemapExportPipeline:
 
     def process_item(self, item: PageFacts) -> PageFacts:
         assert self.spool is not None
+        if self.failure is not None:
+            return item  # the spool broke (a full disk): said once, at the end
         entry = UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
-        self.spool.add(entry, item.news.to_dict() if item.news else None, item.shard_group)
+        try:
+            self.spool.add(entry, item.news.to_dict() if item.news else None, item.shard_group)
+        except (OSError, sqlite3.Error) as error:
+            self.failure = error
         return item
 
     def warn(self, url: str, code: str, detail: str) -> None:
@@ -100,6 +108,8 @@ class SitemapExportPipeline:
             if reason != "finished":
                 result.not_published, result.detail = NotPublished.INTERRUPTED, f"crawl {reason}"
                 return
+            if self.failure is not None:
+                raise self.failure
             if state is not None and state.mode is RunMode.UPDATE:
                 result.carried = state.carry_forward(self._spool_carried)
             if len(self.spool) == 0:
@@ -109,15 +119,19 @@ class SitemapExportPipeline:
             result.publish, result.news_urls = self._write(state, result, datetime.now(UTC))
             if state is not None:
                 self._report_removals(state, result)
-        except (OSError, ValueError) as error:
-            logger.error("Sitemaps not published: %s", error)
+        except (OSError, ValueError, sqlite3.Error) as error:
+            detail = str(error)
+            if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "disk is full" in detail:
+                detail = f"no space left on the device of {self.config.output_dir}"
+            logger.error("Sitemaps not published: %s", detail)
             result.publish = None
-            result.not_published, result.detail = NotPublished.EXPORT_FAILED, str(error)
+            result.not_published, result.detail = NotPublished.EXPORT_FAILED, detail
         else:
             self._count(result)
             self.crawler.signals.send_catch_log(signal=sitemaps_published, result=result)
         finally:
-            self.spool.close()
+            with suppress(OSError, sqlite3.Error):
+                self.spool.close()
             self.publisher.abort(self.staging)
             self.lock.release()
 

@@ -4,16 +4,18 @@ mistake is one line and a clear exit status (issue 12)."""
 from __future__ import annotations
 
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from crawler.state.lock import FileLock
-from tests.conftest import crawl, run_cli
+from tests.conftest import CLI, crawl, run_cli
 from tests.server import SITE_ROOT, SiteServer
 
 
@@ -143,3 +145,52 @@ def test_a_users_own_sitemap_in_the_folder_is_never_replaced_silently(live: Site
     assert forced.code == 0 and forced.listed
     again = crawl(live.url(), out)  # ours now: the manifest lists it
     assert again.code == 0, again.process.stderr
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs, where the machine lets the tests mount one (root in CI)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
+    )
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_says_no_space_left_and_keeps_the_previous_set(tiny_disk: Path, tmp_path: Path) -> None:
+    from tests.traps import TrapServer
+
+    server = TrapServer().start()  # one page whose <url> entry is 9 MB: more than the disk holds
+    out = tiny_disk / "public"
+    out.mkdir()
+    try:
+        result = run_cli(
+            "crawl", server.url("/big-images.html"), "--out", str(out), "--delay", "0", "-q", "--no-state",
+            "--report", str(tmp_path / "report.jsonl"), "--removals", str(tmp_path / "removals.jsonl"),
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 1
+    assert f"no space left on the device of {out}" in result.stderr.splitlines()[-1]
+    assert "Traceback" not in result.stderr and result.stderr.count("ERROR") <= 1
+    assert [p.name for p in out.iterdir()] == []  # the staging folder is gone, nothing half-written
+
+
+def test_a_run_stopped_twice_says_it_was_stopped(live: SiteServer, tmp_path: Path) -> None:
+    command = [str(CLI), "crawl", live.url(), "--out", str(tmp_path / "public"), "--delay", "2", "-q"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):  # bounded: until the crawl has asked for its first page
+        if live.paths():
+            break
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGTERM)  # the second one forces the stop
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert "stopped" in stderr.splitlines()[-1] and "previous sitemaps kept" in stderr.splitlines()[-1], stderr
+    assert not (tmp_path / "public" / "sitemap.xml").exists()
