@@ -110,6 +110,8 @@ class SitemapExportPipeline:
                 return
             if self.failure is not None:
                 raise self.failure
+            if state is not None and state.broken is not None:
+                raise ValueError(state.broken)
             if state is not None and state.mode is RunMode.UPDATE:
                 result.carried = state.carry_forward(self._spool_carried)
             if len(self.spool) == 0:
@@ -121,7 +123,8 @@ class SitemapExportPipeline:
                 self._report_removals(state, result)
         except (OSError, ValueError, sqlite3.Error) as error:
             detail = str(error)
-            if (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "disk is full" in detail:
+            full = isinstance(error, OSError) and error.errno == errno.ENOSPC
+            if full or (isinstance(error, sqlite3.Error) and "full" in detail):  # the spool, in the staging folder
                 detail = f"no space left on the device of {self.config.output_dir}"
             logger.error("Sitemaps not published: %s", detail)
             result.publish = None

@@ -194,3 +194,21 @@ def test_a_run_stopped_twice_says_it_was_stopped(live: SiteServer, tmp_path: Pat
     assert process.returncode == 1
     assert "stopped" in stderr.splitlines()[-1] and "previous sitemaps kept" in stderr.splitlines()[-1], stderr
     assert not (tmp_path / "public" / "sitemap.xml").exists()
+
+
+def test_a_state_store_on_a_full_disk_is_one_error_not_one_per_url(tiny_disk: Path, tmp_path: Path) -> None:
+    from tests.traps import TrapServer
+
+    server = TrapServer().start()  # 2,000 links a page: the facts of 150 pages fill 1 MB
+    try:
+        result = run_cli(
+            "crawl", server.url("/farm/0"), "--out", str(tmp_path / "public"), "--delay", "0", "-q",
+            "--max-pages", "150", "--state", str(tiny_disk / "state.sqlite"),
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "state store" in last and "could not be written" in last and "full" in last, result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("ERROR") <= 3
+    assert not (tmp_path / "public" / "sitemap.xml").exists()

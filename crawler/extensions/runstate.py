@@ -76,6 +76,7 @@ class RunState:
         self.mode = mode
         self._close_reason: str | None = None
         self._full_generation = True
+        self.broken: str | None = None  # why the store stopped taking writes
 
     @classmethod
     def of(cls, crawler: Crawler) -> RunState | None:
@@ -157,19 +158,28 @@ class RunState:
         previous: PageState | Unknown | None = UNKNOWN,
         now: str | None = None,
     ) -> None:
-        """This run's outcome for *url*; see :meth:`StateStore.record` for ``None`` meanings."""
-        self.store.record(
-            self.run,
-            now or now_w3c(),
-            url,
-            status=status,
-            outcome=outcome,
-            reason=reason,
-            facts=facts,
-            validators=validators,
-            listing=listing,
-            previous=previous,
-        )
+        """This run's outcome for *url*; see :meth:`StateStore.record` for ``None`` meanings.
+
+        A store that cannot be written (a full disk) is said once and fails the export, not every URL.
+        """
+        if self.broken is not None:
+            return
+        try:
+            self.store.record(
+                self.run,
+                now or now_w3c(),
+                url,
+                status=status,
+                outcome=outcome,
+                reason=reason,
+                facts=facts,
+                validators=validators,
+                listing=listing,
+                previous=previous,
+            )
+        except sqlite3.Error as error:
+            self.broken = f"state store {self.store.path} could not be written: {error}"
+            logger.error("%s", self.broken)
 
     def relist(self, url: str, listing: Listing) -> None:
         """Bring a resumed URL's listing up to date; its outcome was recorded before."""
