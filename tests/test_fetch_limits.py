@@ -36,6 +36,8 @@ class Recorder(BaseHTTPRequestHandler):
             entries = "".join(f"<sitemap><loc>{loc.format(origin=origin)}</loc></sitemap>" for loc in self.index_locs)
             body = f'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</sitemapindex>'
             self._send(body.encode())
+        elif self.path.startswith("/silent"):
+            time.sleep(8)  # answers nothing for a while, then the thread ends
         elif self.path == "/slow.xml" or self.path.endswith("key.txt"):
             self.send_response(200)
             self.send_header("Content-Length", "100")
@@ -101,6 +103,17 @@ def test_a_slow_remote_sitemap_costs_the_timeout_not_forever(recorder: tuple[str
     result = run_cli("validate", f"{origin}/slow.xml", "--timeout", "2", timeout=60)
     assert time.monotonic() - started < 15
     assert result.returncode == 1 and "within 2 s" in result.stdout
+
+
+def test_a_silent_server_costs_three_timeouts_not_one_per_entry(recorder: tuple[str, type[Recorder]]) -> None:
+    origin, handler = recorder
+    handler.index_locs = [f"{{origin}}/silent-{i}.xml" for i in range(50)]
+    started = time.monotonic()
+    result = run_cli("validate", f"{origin}/sitemap.xml", "--timeout", "1", timeout=60)
+    assert time.monotonic() - started < 20
+    assert result.returncode == 1
+    assert len([p for p in handler.paths if p.startswith("/silent")]) == 3
+    assert "47 more not tried" in result.stdout
 
 
 def test_a_dtd_anywhere_is_refused(tmp_path: Path) -> None:

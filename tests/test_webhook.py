@@ -42,6 +42,7 @@ def serve(live: SiteServer, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[s
     config.write_text("delay = 3\nconcurrency = 1\n")
     env = {**os.environ, "SITEMAP_WEBHOOK_TOKEN": TOKEN}
     command = [str(CLI), "serve", live.url(), "--out", str(out), "--listen", "127.0.0.1:0", "--config", str(config)]
+    command += ["--update-timeout", "4"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
     assert process.stderr is not None
     line = process.stderr.readline()
@@ -108,7 +109,7 @@ def test_stalled_clients_cost_a_bounded_number_of_threads_for_a_bounded_time(
 ) -> None:
     process, endpoint = serve
     host, port = endpoint.split("/")[2].split(":")
-    stalled = [socket.create_connection((host, int(port)), timeout=5) for _ in range(200)]
+    stalled = [socket.create_connection((host, int(port)), timeout=5) for _ in range(2 * MAX_CONNECTIONS)]
     try:
         time.sleep(0.5)  # let the server accept them all
         assert _threads(process.pid) <= MAX_CONNECTIONS + 4
@@ -163,3 +164,15 @@ def _child_of(pid: int) -> int | None:
 def test_a_port_out_of_range_is_a_usage_error() -> None:
     result = run_cli("serve", "http://127.0.0.1/", "--out", "x", "--listen", "127.0.0.1:99999", "--token", TOKEN)
     assert result.returncode == 2 and "port from 0 to 65535" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_update_past_its_time_limit_is_stopped_and_answered_504(
+    serve: tuple[subprocess.Popen[str], str], live: SiteServer
+) -> None:
+    process, endpoint = serve
+    body = json.dumps({"add": [live.url(f"/products/p{i}.html") for i in range(1, 8)]}).encode()  # 3 s apart
+    started = time.monotonic()
+    status, answer = post(endpoint, body)
+    assert status == 504 and "took more than 4 s" in str(answer["error"])
+    assert time.monotonic() - started < 20
+    assert _child_of(process.pid) is None  # stopped, not left running

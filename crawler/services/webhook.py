@@ -97,6 +97,7 @@ def parse_body(data: bytes) -> tuple[list[str], list[str]]:
 
 class WebhookServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # a burst of clients waits to be accepted (and refused) rather than retrying SYNs
 
     def __init__(self, address: tuple[str, int], token: str, update_command: Sequence[str], update_timeout: float):
         super().__init__(address, _Handler)
