@@ -20,7 +20,7 @@ from settings.values import number, whole_number
 if TYPE_CHECKING:
     from settings.config import SitemapConfig
 
-__all__ = ["check_paths", "check_scrapy_values", "run_files"]
+__all__ = ["beside", "check_paths", "check_scrapy_values", "run_files"]
 
 #: Scrapy settings behind options, as (name, lowest value, whole number).
 _SCRAPY_VALUES = (
@@ -32,6 +32,13 @@ _SCRAPY_VALUES = (
     ("DOWNLOAD_WARNSIZE", 0, True),
     ("RETRY_TIMES", 0, True),
 )
+
+
+def beside(output_dir: Path, suffix: str) -> Path:
+    """``<parent>/<folder>.<suffix>``: beside the output folder, never inside
+    it, because that folder is often served publicly."""
+    output_dir = output_dir.absolute()
+    return output_dir.parent / f"{output_dir.name}.{suffix}"
 
 
 def check_scrapy_values(settings: BaseSettings) -> None:
@@ -46,8 +53,6 @@ def check_scrapy_values(settings: BaseSettings) -> None:
 
 def run_files(config: SitemapConfig) -> dict[str, Path]:
     """Every file a run writes outside the sitemap set, by what it is."""
-    from settings.config import beside  # noqa: PLC0415 - config imports this module
-
     files = {
         "the report (--report)": config.report_path,
         "the removals report (--removals)": config.removals_path,

@@ -23,22 +23,15 @@ from crawler.sitemaps.naming import RESERVED_GROUPS
 from crawler.sitemaps.shards import SetLayout
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
-from settings.checks import check_paths, check_scrapy_values
+from settings.checks import beside, check_paths, check_scrapy_values
 from settings.values import number, strings, whole_number
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["SitemapConfig", "default_report_path"]
+__all__ = ["SitemapConfig", "beside", "default_report_path"]
 
 _CACHE_ATTR = "_sitemap_config"
-
-
-def beside(output_dir: Path, suffix: str) -> Path:
-    """``<parent>/<folder>.<suffix>``: beside the output folder, never inside
-    it, because that folder is often served publicly."""
-    output_dir = output_dir.absolute()
-    return output_dir.parent / f"{output_dir.name}.{suffix}"
 
 
 def default_report_path(output_dir: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 
 from crawler.validate.protocol import validate_bytes
 from crawler.validate.sets import validate_set
-from tests.server import SiteServer
+from tests.server import SITE_ROOT, SiteServer
 
 # Tests never touch the network: no proxy may redirect loopback traffic.
 for _name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
@@ -30,6 +31,16 @@ def servers() -> Iterator[tuple[SiteServer, SiteServer]]:
     yield main, other
     main.stop()
     other.stop()
+
+
+@pytest.fixture
+def live_site(tmp_path: Path) -> Iterator[SiteServer]:
+    """A copy of tests/site/live served on 127.0.0.1, free to edit (``root / "live"``)."""
+    root = tmp_path / "site"
+    shutil.copytree(SITE_ROOT / "live", root / "live")
+    server = SiteServer(sites={"127.0.0.1": "live"}, root=root).start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

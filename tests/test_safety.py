@@ -3,7 +3,6 @@ mistake is one line and a clear exit status (issue 12)."""
 
 from __future__ import annotations
 
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -16,16 +15,7 @@ import pytest
 
 from crawler.state.lock import FileLock
 from tests.conftest import CLI, crawl, run_cli
-from tests.server import SITE_ROOT, SiteServer
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[SiteServer]:
-    root = tmp_path / "site"
-    shutil.copytree(SITE_ROOT / "live", root / "live")
-    server = SiteServer(sites={"127.0.0.1": "live"}, root=root).start()
-    yield server
-    server.stop()
+from tests.server import SiteServer
 
 
 def files_under(folder: Path) -> dict[str, bytes]:
@@ -55,7 +45,7 @@ def test_colliding_paths_and_bad_values_are_refused_before_the_crawl(
     options: tuple[str, ...], text: str, tmp_path: Path
 ) -> None:
     (tmp_path / "public").mkdir()
-    (tmp_path / "public" / "sitemap.xml").write_text("the live index")
+    (tmp_path / "public" / "sitemap.xml").write_text("the live_site index")
     before = files_under(tmp_path)
     args = [option.replace("{tmp}", str(tmp_path)) for option in options]
     result = run_cli("crawl", "http://127.0.0.1:9/", "--out", str(tmp_path / "public"), *args)
@@ -69,81 +59,83 @@ def test_a_state_store_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None
     one_line_usage_error(result, "cannot lock state store")
 
 
-def test_one_run_per_output_folder_whatever_the_state(live: SiteServer, tmp_path: Path) -> None:
+def test_one_run_per_output_folder_whatever_the_state(live_site: SiteServer, tmp_path: Path) -> None:
     holder = FileLock(tmp_path / "public.lock", "output folder")
     try:
-        result = run_cli("crawl", live.url(), "--out", str(tmp_path / "public"), "--no-state", "--delay", "0")
+        result = run_cli("crawl", live_site.url(), "--out", str(tmp_path / "public"), "--no-state", "--delay", "0")
     finally:
         holder.release()
     one_line_usage_error(result, "is in use by pid")
-    assert live.paths() == []
+    assert live_site.paths() == []
 
 
-def test_a_side_file_that_cannot_be_written_does_not_undo_the_publication(live: SiteServer, tmp_path: Path) -> None:
+def test_a_side_file_that_cannot_be_written_does_not_undo_the_publication(
+    live_site: SiteServer, tmp_path: Path
+) -> None:
     (tmp_path / "blocker").write_text("a file where a folder should be")
     out = tmp_path / "public"
-    result = crawl(live.url(), out, "--removals", str(tmp_path / "blocker" / "removals.jsonl"))
+    result = crawl(live_site.url(), out, "--removals", str(tmp_path / "blocker" / "removals.jsonl"))
     assert result.code == 3, result.process.stderr
     assert result.listed, "the sitemaps are published"
-    assert result.process.stdout.strip() == f"Sitemap: {live.url('/sitemap.xml')}"
+    assert result.process.stdout.strip() == f"Sitemap: {live_site.url('/sitemap.xml')}"
     assert "the sitemaps are published, but the removals report" in result.process.stderr
-    again = crawl(live.url(), out)  # the run counted as published: the next one is a normal run 2
+    again = crawl(live_site.url(), out)  # the run counted as published: the next one is a normal run 2
     assert again.code == 0 and "unchanged pages answered 304" in again.process.stderr
 
 
-def test_our_own_staging_and_manifest_are_never_crawled(live: SiteServer, tmp_path: Path) -> None:
-    home = Path(live.root) / "live" / "index.html"
+def test_our_own_staging_and_manifest_are_never_crawled(live_site: SiteServer, tmp_path: Path) -> None:
+    home = Path(live_site.root) / "live" / "index.html"
     home.write_text(
         home.read_text().replace(
             "</body>",
             '<a href="/.sitemap-staging-x1/sitemap-1.xml">s</a><a href="/.sitemap-manifest.json">m</a></body>',
         )
     )
-    result = crawl(live.url(), tmp_path / "public")
+    result = crawl(live_site.url(), tmp_path / "public")
     assert result.code == 0, result.process.stderr
-    assert not [path for path in live.paths() if path.startswith("/.sitemap")]
-    assert result.reason(live.url("/.sitemap-manifest.json")) == "excluded"
+    assert not [path for path in live_site.paths() if path.startswith("/.sitemap")]
+    assert result.reason(live_site.url("/.sitemap-manifest.json")) == "excluded"
 
 
-def test_temp_files_of_a_killed_run_are_removed(live: SiteServer, tmp_path: Path) -> None:
+def test_temp_files_of_a_killed_run_are_removed(live_site: SiteServer, tmp_path: Path) -> None:
     gone = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
     )
     stale = tmp_path / f".public.crawl-report.jsonl.{gone.stdout.strip()}.tmp"  # its process has ended
     stale.write_text("half a report")
     (tmp_path / ".public.removals.jsonl.tmp").write_text("half a removals report")
-    result = crawl(live.url(), tmp_path / "public")
+    result = crawl(live_site.url(), tmp_path / "public")
     assert result.code == 0, result.process.stderr
     assert not stale.exists() and not (tmp_path / ".public.removals.jsonl.tmp").exists()
 
 
-def test_stored_facts_that_do_not_decode_are_fetched_again_never_gone(live: SiteServer, tmp_path: Path) -> None:
+def test_stored_facts_that_do_not_decode_are_fetched_again_never_gone(live_site: SiteServer, tmp_path: Path) -> None:
     out = tmp_path / "public"
-    first = crawl(live.url(), out, "--max-urls-per-file", "4")
+    first = crawl(live_site.url(), out, "--max-urls-per-file", "4")
     assert first.code == 0, first.process.stderr
-    broken = live.url("/products/p3.html")
+    broken = live_site.url("/products/p3.html")
     with sqlite3.connect(tmp_path / "public.state.sqlite") as db:
         db.execute("UPDATE page_facts SET facts = ? WHERE url = ?", (b"not zlib at all", broken))
-    live.reset()
-    second = crawl(live.url(), out, "--max-urls-per-file", "4")
+    live_site.reset()
+    second = crawl(live_site.url(), out, "--max-urls-per-file", "4")
     assert second.code == 0, second.process.stderr
     assert second.listed == first.listed
-    fetched = [hit for hit in live.hits if hit.path == "/products/p3.html"]
+    fetched = [hit for hit in live_site.hits if hit.path == "/products/p3.html"]
     assert [hit.status for hit in fetched] == [304, 200]  # asked again without validators
     assert (tmp_path / "public.removals.jsonl").read_text() == ""
 
 
-def test_a_users_own_sitemap_in_the_folder_is_never_replaced_silently(live: SiteServer, tmp_path: Path) -> None:
+def test_a_users_own_sitemap_in_the_folder_is_never_replaced_silently(live_site: SiteServer, tmp_path: Path) -> None:
     out = tmp_path / "public"
     out.mkdir()
     (out / "sitemap.xml").write_text("my own index, written by hand")
-    result = run_cli("crawl", live.url(), "--out", str(out), "--delay", "0")
+    result = run_cli("crawl", live_site.url(), "--out", str(out), "--delay", "0")
     one_line_usage_error(result, "not written by sitemap-crawler")
     assert (out / "sitemap.xml").read_text() == "my own index, written by hand"
-    assert live.paths() == []
-    forced = crawl(live.url(), out, "--overwrite-foreign")
+    assert live_site.paths() == []
+    forced = crawl(live_site.url(), out, "--overwrite-foreign")
     assert forced.code == 0 and forced.listed
-    again = crawl(live.url(), out)  # ours now: the manifest lists it
+    again = crawl(live_site.url(), out)  # ours now: the manifest lists it
     assert again.code == 0, again.process.stderr
 
 
@@ -180,11 +172,11 @@ def test_a_full_disk_says_no_space_left_and_keeps_the_previous_set(tiny_disk: Pa
     assert [p.name for p in out.iterdir()] == []  # the staging folder is gone, nothing half-written
 
 
-def test_a_run_stopped_twice_says_it_was_stopped(live: SiteServer, tmp_path: Path) -> None:
-    command = [str(CLI), "crawl", live.url(), "--out", str(tmp_path / "public"), "--delay", "2", "-q"]
+def test_a_run_stopped_twice_says_it_was_stopped(live_site: SiteServer, tmp_path: Path) -> None:
+    command = [str(CLI), "crawl", live_site.url(), "--out", str(tmp_path / "public"), "--delay", "2", "-q"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     for _ in range(100):  # bounded: until the crawl has asked for its first page
-        if live.paths():
+        if live_site.paths():
             break
         time.sleep(0.1)
     process.send_signal(signal.SIGTERM)

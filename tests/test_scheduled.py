@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -21,20 +20,16 @@ from lxml import etree
 from crawler.protocol import SITEMAP_NS
 from crawler.state.store import StateStore
 from tests.conftest import CLI, CrawlResult, crawl, run_cli
-from tests.server import SITE_ROOT, SiteServer
+from tests.server import SiteServer
 
 NS = {"s": SITEMAP_NS}
 OPTIONS = ("--max-urls-per-file", "4")
 
 
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[tuple[SiteServer, Path]]:
-    """A copy of tests/site/live served on 127.0.0.1, free to edit."""
-    root = tmp_path / "site"
-    shutil.copytree(SITE_ROOT / "live", root / "live")
-    server = SiteServer(sites={"127.0.0.1": "live"}, root=root).start()
-    yield server, root / "live"
-    server.stop()
+def live(live_site: SiteServer) -> tuple[SiteServer, Path]:
+    """The live test site and the folder of its pages."""
+    return live_site, live_site.root / "live"
 
 
 def lastmods(out: Path) -> dict[str, str | None]:

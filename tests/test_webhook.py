@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -20,28 +19,29 @@ import pytest
 
 from crawler.services.webhook import MAX_CONNECTIONS, READ_TIMEOUT
 from tests.conftest import CLI, crawl, run_cli
-from tests.server import SITE_ROOT, SiteServer
+from tests.server import SiteServer
 
 TOKEN = "s3cret-token"
 
 
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[SiteServer]:
-    root = tmp_path / "site"
-    shutil.copytree(SITE_ROOT / "live", root / "live")
-    server = SiteServer(sites={"127.0.0.1": "live"}, root=root).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def serve(live: SiteServer, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def serve(live_site: SiteServer, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     out = tmp_path / "public"
-    assert crawl(live.url(), out).code == 0
+    assert crawl(live_site.url(), out).code == 0
     config = tmp_path / "slow.toml"
     config.write_text("delay = 3\nconcurrency = 1\n")
     env = {**os.environ, "SITEMAP_WEBHOOK_TOKEN": TOKEN}
-    command = [str(CLI), "serve", live.url(), "--out", str(out), "--listen", "127.0.0.1:0", "--config", str(config)]
+    command = [
+        str(CLI),
+        "serve",
+        live_site.url(),
+        "--out",
+        str(out),
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        str(config),
+    ]
     command += ["--update-timeout", "4"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
     assert process.stderr is not None
@@ -127,9 +127,11 @@ def test_stalled_clients_cost_a_bounded_number_of_threads_for_a_bounded_time(
             client.close()
 
 
-def test_stopping_the_server_stops_a_running_update(serve: tuple[subprocess.Popen[str], str], live: SiteServer) -> None:
+def test_stopping_the_server_stops_a_running_update(
+    serve: tuple[subprocess.Popen[str], str], live_site: SiteServer
+) -> None:
     process, endpoint = serve
-    body = json.dumps({"add": [live.url(f"/products/p{i}.html") for i in range(1, 5)]}).encode()
+    body = json.dumps({"add": [live_site.url(f"/products/p{i}.html") for i in range(1, 5)]}).encode()
     threading.Thread(target=lambda: _quietly(post, endpoint, body), daemon=True).start()
     child = None
     for _ in range(100):  # bounded: 10 s for the update to start
@@ -167,10 +169,10 @@ def test_a_port_out_of_range_is_a_usage_error() -> None:
 
 
 def test_an_update_past_its_time_limit_is_stopped_and_answered_504(
-    serve: tuple[subprocess.Popen[str], str], live: SiteServer
+    serve: tuple[subprocess.Popen[str], str], live_site: SiteServer
 ) -> None:
     process, endpoint = serve
-    body = json.dumps({"add": [live.url(f"/products/p{i}.html") for i in range(1, 8)]}).encode()  # 3 s apart
+    body = json.dumps({"add": [live_site.url(f"/products/p{i}.html") for i in range(1, 8)]}).encode()  # 3 s apart
     started = time.monotonic()
     status, answer = post(endpoint, body)
     assert status == 504 and "took more than 4 s" in str(answer["error"])

@@ -10,7 +10,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from crawler.stats import Stat, key
+from crawler.stats import Stat, dropped
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def progress_counts(stats: dict[str, object]) -> dict[str, int]:
         value = stats.get(key, 0)
         return value if isinstance(value, int) else 0
 
-    prefix = key("dropped", "")
+    prefix = dropped("")
     return {
         "crawled": number("response_received_count"),
         "queued": max(0, number("scheduler/enqueued") - number("scheduler/dequeued")),

@@ -143,7 +143,11 @@ class WebhookServer(ThreadingHTTPServer):
             except subprocess.TimeoutExpired:
                 child.kill()
                 stdout, stderr = child.communicate()
-                return {"exit_code": None, "error": f"the update took more than {self.update_timeout:g} s; stopped"}
+                return {
+                    "exit_code": None,
+                    "timed_out": True,
+                    "error": f"the update took more than {self.update_timeout:g} s; stopped",
+                }
             finally:
                 self.child = None
         return {"exit_code": child.returncode, "stdout": stdout, "stderr": stderr[-4000:]}
@@ -188,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client went away or stalled past the timeout
             return
         outcome = self.server.run_update(add, remove)
-        status = 200 if outcome.get("exit_code") == 0 else 504 if "took more than" in str(outcome.get("error")) else 422
+        status = 200 if outcome.get("exit_code") == 0 else 504 if outcome.get("timed_out") else 422
         self._answer(status, outcome)
 
     def _read(self) -> tuple[list[str], list[str]]:
