@@ -27,6 +27,7 @@ __all__ = [
     "TITLE_MAX",
     "VIDEO_NS",
     "XHTML_NS",
+    "is_schema_datetime",
     "is_w3c_datetime",
     "to_w3c",
     "w3c_datetime",
@@ -59,11 +60,21 @@ _W3C_DATETIME = re.compile(
     r"\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01])"
     r"(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d))?)?)?"
 )
+_SCHEMA_DATETIME = re.compile(
+    r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    r"(T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d))?"
+)
 
 
 def is_w3c_datetime(text: str) -> bool:
     """W3C Datetime (a profile of ISO 8601): a time needs a timezone."""
     return _W3C_DATETIME.fullmatch(text) is not None
+
+
+def is_schema_datetime(text: str) -> bool:
+    """A W3C datetime the official XSDs accept too: a full date, and seconds
+    whenever a time is given (``xsd:date`` or ``xsd:dateTime``)."""
+    return _SCHEMA_DATETIME.fullmatch(text) is not None
 
 
 def w3c_datetime(value: datetime | date) -> str:

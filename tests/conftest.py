@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.validate.protocol import validate_bytes
-from crawler.validate.sets import validate_set
+from crawler.validate.document import check_document
+from crawler.validate.sets import check_set
 from tests.server import SITE_ROOT, SiteServer
 
 # Tests never touch the network: no proxy may redirect loopback traffic.
@@ -90,9 +90,9 @@ def read_report(path: Path) -> dict[str, dict[str, object]]:
 def sitemap_locs(out: Path, origin: str) -> list[str]:
     """Every loc of the published set, after validating every file in *out*."""
     index = out / "sitemap.xml"
-    problems = validate_set(index, origin)
-    assert problems == [], "\n".join(map(str, problems))
-    index_report = validate_bytes(index.read_bytes(), str(index), origin)
+    findings = check_set(index, origin)
+    assert findings == [], "\n".join(map(str, findings))
+    index_report = check_document(index.read_bytes(), str(index), origin)
     named = {loc.rsplit("/", 1)[1] for loc in index_report.locs}
     on_disk = {p.name for p in out.iterdir() if p.name.endswith((".xml", ".xml.gz")) and p.name != "sitemap.xml"}
     assert named == on_disk, "index and folder disagree"
@@ -103,7 +103,7 @@ def sitemap_locs(out: Path, origin: str) -> list[str]:
             import gzip
 
             data = gzip.decompress(data)
-        locs.extend(validate_bytes(data, name, origin).locs)
+        locs.extend(check_document(data, name, origin).locs)
     return locs
 
 

@@ -93,8 +93,9 @@ def test_a_remote_index_never_makes_validate_open_local_files_or_other_sites(
     assert result.returncode == 1
     assert handler.paths == ["/sitemap.xml", "/good.xml"]
     assert other_paths == []
-    not_fetched = [line for line in result.stdout.splitlines() if "not fetched" in line]
-    assert len(not_fetched) == 3 and all(": host: " in line for line in not_fetched)
+    refused = [line for line in result.stdout.splitlines() if ": error: loc: " in line or ": error: host: " in line]
+    assert len(refused) == 3, result.stdout
+    assert any(f"{other.server_address[1]}/theirs.xml is not on {origin}" in line for line in refused)
 
 
 def test_a_slow_remote_sitemap_costs_the_timeout_not_forever(recorder: tuple[str, type[Recorder]]) -> None:

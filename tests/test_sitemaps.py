@@ -18,23 +18,26 @@ from crawler.sitemaps.shards import write_sitemaps
 from crawler.sitemaps.spool import UrlSpool
 from crawler.sitemaps.writer import ShardedUrlsetWriter, UrlEntry, render_index
 from crawler.sitemaps.xml import xml_escape
-from crawler.validate.protocol import validate_bytes
-from crawler.validate.sets import validate_set
+from crawler.validate.document import check_document
+from crawler.validate.sets import check_set
 
 ORIGIN = "https://e.com"
 NS = {"s": SITEMAP_NS}
 
 
 def entries(count: int, start: int = 0) -> list[UrlEntry]:
-    return [UrlEntry(f"{ORIGIN}/page-{i:05d}?a=1&b=2", "2026-11-01T10:00:00Z") for i in range(start, start + count)]
+    return [
+        UrlEntry(f"{ORIGIN}/page-{i:05d}?a=1&b=2", f"2026-11-{1 + i % 28:02d}T10:00:00Z")
+        for i in range(start, start + count)
+    ]
 
 
 def shard_locs(path: Path) -> list[str]:
     data = path.read_bytes()
     if path.suffix == ".gz":
         data = gzip.decompress(data)
-    report = validate_bytes(data, path.name, ORIGIN)
-    assert report.problems == [], report.problems
+    report = check_document(data, path.name, ORIGIN)
+    assert report.findings == [], report.findings
     return report.locs
 
 
@@ -118,8 +121,8 @@ def test_w3c_datetime() -> None:
 
 def test_index_render_and_limit() -> None:
     data = render_index([(ORIGIN + "/sitemap-1.xml", "2026-01-01"), (ORIGIN + "/s&2.xml", None)])
-    report = validate_bytes(data, "index", ORIGIN)
-    assert report.kind == "sitemapindex" and report.problems == []
+    report = check_document(data, "index", ORIGIN)
+    assert report.kind == "sitemapindex" and report.findings == []
     assert report.locs == [ORIGIN + "/sitemap-1.xml", ORIGIN + "/s&2.xml"]
     with pytest.raises(ValueError, match="protocol limit"):
         render_index((f"{ORIGIN}/s-{i}.xml", None) for i in range(MAX_URLS + 1))
@@ -149,7 +152,7 @@ def test_publish_keeps_unchanged_shards_and_their_lastmod(tmp_path: Path) -> Non
     publisher = SitemapPublisher(out, ORIGIN + "/")
     first = publish(publisher, entries(25), "2026-11-01T00:00:00Z")
     assert first.written == ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml"]
-    assert validate_set(first.index_path, ORIGIN) == []
+    assert check_set(first.index_path, ORIGIN) == []
     os.utime(out / "sitemap-1.xml", ns=(5, 5))
     # Second run: shard 2 changes, shard 3 disappears.
     second = publish(publisher, [*entries(10), *entries(9, start=100)], "2026-11-02T00:00:00Z")
@@ -159,7 +162,7 @@ def test_publish_keeps_unchanged_shards_and_their_lastmod(tmp_path: Path) -> Non
     assert (out / "sitemap-1.xml").stat().st_mtime_ns == 5
     assert not (out / "sitemap-3.xml").exists()
     assert (out / "index.html").read_text() == "not ours"
-    index = validate_bytes((out / "sitemap.xml").read_bytes(), "index", ORIGIN)
+    index = check_document((out / "sitemap.xml").read_bytes(), "index", ORIGIN)
     assert index.locs == [ORIGIN + "/sitemap-1.xml", ORIGIN + "/sitemap-2.xml"]
     text = (out / "sitemap.xml").read_text()
     assert "<loc>https://e.com/sitemap-1.xml</loc><lastmod>2026-11-01T00:00:00Z</lastmod>" in text
@@ -203,7 +206,7 @@ def test_failed_export_leaves_previous_set_intact(tmp_path: Path) -> None:
         write_sitemaps(failing(), publisher, staging, config.layout, "2026-11-02T00:00:00Z")
     publisher.abort(staging)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    assert validate_set(out / "sitemap.xml", ORIGIN) == []
+    assert check_set(out / "sitemap.xml", ORIGIN) == []
 
 
 def _settings(out: Path):  # type: ignore[no-untyped-def]
@@ -224,7 +227,7 @@ URLSET = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}">
 
 def rules(document: str | bytes, origin: str | None = ORIGIN) -> list[str]:
     data = document.encode() if isinstance(document, str) else document
-    return [p.rule for p in validate_bytes(data, "t.xml", origin).problems]
+    return [p.rule for p in check_document(data, "t.xml", origin).findings]
 
 
 def test_validator_accepts_a_good_file() -> None:
@@ -284,7 +287,7 @@ def test_validate_set_finds_nested_index_missing_file_and_gzip_bomb(tmp_path: Pa
         + "".join(f"<sitemap><loc>{ORIGIN}/{n}</loc></sitemap>" for n in ("inner.xml", "gone.xml", "bomb.xml.gz"))
         + "</sitemapindex>"
     )
-    found = {p.rule for p in validate_set(tmp_path / "sitemap.xml", ORIGIN)}
+    found = {p.rule for p in check_set(tmp_path / "sitemap.xml", ORIGIN)}
     assert {"nested-index", "missing", "size"} <= found
 
 

@@ -19,7 +19,8 @@ example:
 VALIDATE_EXAMPLE = """\
 example:
   sitemap-crawler validate public/sitemap.xml
-  sitemap-crawler validate https://www.example.com/sitemap.xml.gz --origin https://www.example.com
+  sitemap-crawler validate public/ --origin https://www.example.com --strict
+  sitemap-crawler validate https://www.example.com/sitemap.xml.gz
 """
 
 
@@ -94,16 +95,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate = commands.add_parser(
         "validate",
-        help="validate a sitemap, an index (with what it lists) or a folder",
+        help="validate a sitemap, an index (with what it lists) or a folder tree",
         description=(
-            "Validate sitemaps against the sitemaps.org protocol and the image, video, news and hreflang "
-            "extensions, ours or anyone's, plain or gzip. One line per problem: file:line: rule: message."
+            "Validate sitemaps against the sitemaps.org protocol and schemas and the image, video, news and "
+            "hreflang extensions, ours or anyone's, plain or gzip. One line per finding: "
+            "file:line:col: error|warning: rule: message. Exit status 1 on errors (on warnings too with --strict)."
         ),
         epilog=VALIDATE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
     validate.add_argument("--origin", metavar="URL", help="scheme://host every loc must use (default: inferred)")
+    validate.add_argument(
+        "--root", metavar="DIR", help="folder served as the site root, where an index's entries are looked up"
+    )
+    validate.add_argument(
+        "--no-follow",
+        dest="follow",
+        action="store_false",
+        help="check the file alone: an index's entries are not opened",
+    )
+    validate.add_argument("--strict", action="store_true", help="warnings fail the check too (exit status 1)")
     validate.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="the most one remote file may take (30)"
     )

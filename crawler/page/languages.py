@@ -12,11 +12,13 @@ from functools import lru_cache
 
 import pycountry
 
-__all__ = ["hreflang_problem", "news_language", "valid_alternates"]
+__all__ = ["deprecated_language", "hreflang_problem", "news_language", "valid_alternates"]
 
 _TAG = re.compile(r"([A-Za-z]{2,3})(?:-([A-Za-z]{4}))?(?:-([A-Za-z]{2}|\d{3}))?")
 # Google News accepts these two Chinese tags and plain ISO 639 codes otherwise.
 _TRADITIONAL = frozenset({"tw", "hk", "mo", "hant"})
+#: ISO 639 codes withdrawn in favour of others (IANA language subtag registry).
+_DEPRECATED = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"}
 
 
 @lru_cache(maxsize=512)
@@ -48,6 +50,16 @@ def hreflang_problem(tag: str) -> str | None:
     if region and not region.isdigit() and pycountry.countries.get(alpha_2=region.upper()) is None:
         return f"{region!r} is not an ISO 3166-1 country code" + (" (use GB)" if region.upper() == "UK" else "")
     return None
+
+
+def deprecated_language(tag: str) -> str | None:
+    """The current form of *tag* when its language code is a withdrawn one
+    (``iw-IL`` -> ``he-IL``), else ``None``."""
+    language, _, rest = tag.strip().partition("-")
+    replacement = _DEPRECATED.get(language.lower())
+    if replacement is None:
+        return None
+    return replacement + ("-" + rest if rest else "")
 
 
 def news_language(tag: str | None) -> str | None:

@@ -1,138 +1,214 @@
-"""Validation of a whole sitemap set: an index with what it lists, or a folder.
+"""A whole sitemap set: an index with what it lists, a folder tree, one file.
 
-Locs must share one origin across the set, an index may not list another
-index, and no loc may stand in two files (news sitemaps are a set of their
-own: their URLs are listed in the regular sitemaps too).
+Iterating a :class:`SitemapSet` yields every URL entry of the set and every
+finding, file after file, while the files are read: the staging audit and
+``validate`` read sets through it alike. The files share one origin and
+one record of locs seen (for duplicates); an index may not list an index.
+
+A local index's entries are files under the site root: the loc's URL path
+below the folder served as ``/`` (``--root``, or the nearest folder above
+the index under which its entries exist), else a file of that name beside
+the index. A remote index's entries are fetched, on its own origin only.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from crawler.validate.protocol import Problem, SitemapReport, validate_bytes
-from crawler.validate.read import SitemapReadError, read_sitemap
+from crawler.validate.document import DocumentCheck, Entry, SetContext
+from crawler.validate.findings import Finding
+from crawler.validate.read import SitemapReadError, read_head, read_sitemap
 
-__all__ = ["validate_set", "validate_target"]
+__all__ = ["MAX_FAILURES_IN_A_ROW", "SetOptions", "SitemapSet", "check_set"]
 
 #: A remote index whose server failed this many times in a row is not read further.
 MAX_FAILURES_IN_A_ROW = 3
-_ROOT = re.compile(rb"<(?:[A-Za-z0-9_]+:)?(urlset|sitemapindex)[\s>/]")
-_FIRST_LOC = re.compile(rb"<(?:[A-Za-z0-9_]+:)?loc>\s*([^<\s]+)")
+#: How far above an index its site root is looked for.
+MAX_ROOT_LEVELS = 8
+_ROOT = re.compile(rb"<(?:[A-Za-z0-9_.-]+:)?(urlset|sitemapindex)[\s>/]")
+
+
+@dataclass(frozen=True, slots=True)
+class SetOptions:
+    origin: str | None = None  # scheme://host[:port] every loc must use (default: inferred)
+    root: Path | None = None  # the folder served as the site root (local indexes)
+    follow: bool = True  # open what an index lists
+    timeout: float = 30.0  # seconds per remote file, in all
+
+
+def _is_remote(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
 
 
 def _origin(url: str) -> str:
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def _load(location: str | Path, origin: str | None, timeout: float = 30.0) -> tuple[SitemapReport, str | None]:
-    """The report of one file, and the origin its locs were held to (when
-    none is given, the origin of its first loc: all must share it)."""
-    try:
-        data = read_sitemap(location, timeout)
-    except SitemapReadError as error:
-        return SitemapReport(None, [], [Problem(str(location), 0, error.rule, str(error))]), origin
-    if origin is None:
-        first = _FIRST_LOC.search(data)
-        if first:
-            origin = _origin(first.group(1).decode("utf-8", "replace"))
-    return validate_bytes(data, str(location), origin), origin
+class SitemapSet:
+    """The entries and findings of a sitemap set; counts are final after iterating."""
 
+    def __init__(self, target: str | Path, options: SetOptions | None = None) -> None:
+        self.target = str(target)
+        self.options = options or SetOptions()
+        self.files = 0
+        self.urls = 0
+        self.skipped = 0  # XML files in a folder that are no sitemaps (feeds, configs)
+        origin = self.options.origin
+        if origin is None and _is_remote(self.target):
+            origin = _origin(self.target)
+        self._context = SetContext(origin.lower() if origin else None, origin is not None)
+        self._kinds: dict[str, str | None] = {}  # file key -> root element, once checked
+        self._unreadable = False
 
-def validate_set(
-    index: str | Path, origin: str | None = None, seen: dict[int, str] | None = None, timeout: float = 30.0
-) -> list[Problem]:
-    """Validate a sitemap or an index and every sitemap it lists.
+    def __iter__(self) -> Iterator[Entry | Finding]:
+        if _is_remote(self.target) or not Path(self.target).is_dir():
+            yield from self._file(self.target, None, nested=False)
+            return
+        folder = Path(self.target)
+        indexes, urlsets = self._sitemaps_in(folder)
+        for path in indexes + urlsets:
+            yield from self._file(str(path), folder, nested=False)
+        if self.files == 0:
+            other = f" ({self.skipped} other XML file{'s' if self.skipped != 1 else ''} skipped)"
+            yield Finding(self.target, 1, 1, "no-sitemaps", f"no sitemap in {folder}" + other)
 
-    A local index's entries are resolved as files beside it (by file name),
-    a remote index's by fetching them. Locs must share *origin* (default: the
-    origin of the index's own URL, or of its first entry). No nested index,
-    no loc repeated across the set.
-    """
-    remote = str(index).startswith(("http://", "https://"))
-    if origin is None and remote:
-        origin = _origin(str(index))
-    report, origin = _load(index, origin, timeout)
-    problems = list(report.problems)
-    seen = {} if seen is None else seen
-    if report.kind == "urlset":
-        _check_duplicates(report, str(index), seen, problems)
-    if report.kind != "sitemapindex":
-        return problems
-    failures = 0
-    for number, loc in enumerate(report.locs):
-        child: str | Path = loc if remote else Path(index).parent / Path(urlsplit(loc).path).name
-        if remote and (
-            not loc.lower().startswith(("http://", "https://")) or _origin(loc).lower() != (origin or "").lower()
-        ):
-            # Only the index's own origin is fetched: never a local path, never another site.
-            problems.append(Problem(str(index), 0, "host", f"{loc} is not on {origin}; not fetched"))
-            continue
-        if not remote and not Path(child).is_file():
-            problems.append(Problem(str(index), 0, "missing", f"{loc} has no file {Path(child).name} beside the index"))
-            continue
-        child_report, _ = _load(child, origin, timeout)
-        problems.extend(child_report.problems)
-        unreadable = child_report.kind is None and any(p.rule == "read" for p in child_report.problems)
-        failures = failures + 1 if remote and unreadable else 0
-        if failures >= MAX_FAILURES_IN_A_ROW:
-            rest = len(report.locs) - number - 1
-            if rest:
+    def _sitemaps_in(self, folder: Path) -> tuple[list[Path], list[Path]]:
+        """Indexes and sitemaps in a folder tree (hidden folders left out), in walk order."""
+        indexes: list[Path] = []
+        urlsets: list[Path] = []
+        for top, folders, names in os.walk(folder):
+            folders[:] = sorted(name for name in folders if not name.startswith("."))
+            for name in sorted(names):
+                path = Path(top, name)
+                if not name.endswith((".xml", ".xml.gz")) or not path.is_file():
+                    continue
+                head = read_head(path)
+                match = _ROOT.search(head) if head is not None else None
+                if head is not None and match is None:
+                    self.skipped += 1
+                elif match is not None and match.group(1) == b"sitemapindex":
+                    indexes.append(path)
+                else:
+                    urlsets.append(path)  # unreadable ones too: their error is worth seeing
+        return indexes, urlsets
+
+    def _file(self, location: str, top: Path | None, nested: bool) -> Iterator[Entry | Finding]:
+        key = location if _is_remote(location) else str(Path(location).resolve())
+        if key in self._kinds:
+            return
+        self._kinds[key] = None
+        self.files += 1
+        self._unreadable = False
+        try:
+            data = read_sitemap(location, self.options.timeout)
+        except SitemapReadError as error:
+            self._unreadable = error.rule == "read"
+            yield Finding(location, 1, 1, error.rule, str(error))
+            return
+        check = DocumentCheck(location, self._context)
+        children: list[Entry] = []
+        for item in check.run(data):
+            if not isinstance(item, Entry):
+                yield item
+            elif item.kind == "url":
+                self.urls += 1
+                yield item
+            else:
+                children.append(item)
+        del data
+        self._kinds[key] = check.kind
+        if check.kind == "sitemapindex" and self.options.follow and not nested:
+            yield from self._children(location, children, top)
+
+    def _children(self, index: str, entries: list[Entry], top: Path | None) -> Iterator[Entry | Finding]:
+        if _is_remote(index):
+            yield from self._remote_children(entries)
+            return
+        resolver = _Resolver(Path(index), entries, self.options.root, top)
+        for entry in entries:
+            path, why = resolver.resolve(entry.loc)
+            if path is None:
+                yield Finding(entry.file, entry.line, entry.col, "missing", f"{entry.loc}: {why}")
+                continue
+            key = str(path.resolve())
+            if key == str(Path(index).resolve()):
+                yield Finding(entry.file, entry.line, entry.col, "nested-index", f"{entry.loc} is this index itself")
+                continue
+            yield from self._child(str(path), key, entry, top)
+
+    def _remote_children(self, entries: list[Entry]) -> Iterator[Entry | Finding]:
+        failures = 0
+        for number, entry in enumerate(entries):
+            if _origin(entry.loc) != self._context.origin:
+                continue  # reported as "host" already; never fetched from another site
+            yield from self._child(entry.loc, entry.loc, entry, None)
+            failures = failures + 1 if self._unreadable else 0
+            rest = len(entries) - number - 1
+            if failures >= MAX_FAILURES_IN_A_ROW and rest:
                 message = f"{MAX_FAILURES_IN_A_ROW} sitemaps in a row could not be read; {rest} more not tried"
-                problems.append(Problem(str(index), 0, "read", message))
-            break
-        if child_report.kind == "sitemapindex":
-            problems.append(Problem(str(child), 1, "nested-index", "an index may not list another index"))
-        _check_duplicates(child_report, str(child), seen, problems)
-    return problems
+                yield Finding(entry.file, entry.line, entry.col, "missing", message)
+                return
+
+    def _child(self, location: str, key: str, entry: Entry, top: Path | None) -> Iterator[Entry | Finding]:
+        self._unreadable = False
+        yield from self._file(location, top, nested=True)
+        if self._kinds.get(key) == "sitemapindex":
+            message = f"{entry.loc} is an index: an index may not list another index"
+            yield Finding(entry.file, entry.line, entry.col, "nested-index", message)
 
 
-def _check_duplicates(report: SitemapReport, name: str, seen: dict[int, str], problems: list[Problem]) -> None:
-    # Keys are 64-bit hashes, not the URLs: a million-URL set stays small in memory.
-    # News sitemaps are a separate set: their URLs are listed in the regular ones too.
-    prefix = "news " if report.is_news else ""
-    for loc in dict.fromkeys(report.locs):
-        key = hash(prefix + loc)
-        if key in seen and seen[key] != name:
-            problems.append(Problem(name, 0, "duplicate", f"{loc} also in {seen[key]}"))
-        else:
-            seen[key] = name
-
-
-def _root_name(path: Path) -> str | None:
-    """``urlset`` or ``sitemapindex`` from the start of a file, without parsing it."""
-    try:
-        head = read_sitemap(path)[:4096]
-    except SitemapReadError:
+def _url_path(loc: str) -> list[str] | None:
+    """The segments of a loc's path, or ``None`` when no file can stand for it."""
+    parts = urlsplit(loc)
+    segments = [unquote(segment) for segment in parts.path.split("/") if segment]
+    if parts.query or not segments or parts.path.endswith("/"):
         return None
-    match = _ROOT.search(head)
-    return match.group(1).decode() if match else None
+    if any(segment in (".", "..") or "\\" in segment or "\x00" in segment for segment in segments):
+        return None
+    return segments
 
 
-def validate_target(target: str, origin: str | None = None, timeout: float = 30.0) -> tuple[int, list[Problem]]:
-    """Validate a file, a folder or a URL; return (files checked, problems).
+class _Resolver:
+    """Finds the local file of an index entry below the site root."""
 
-    In a folder every ``*.xml``/``*.xml.gz`` file is checked: each index with
-    the sitemaps it lists, then the sitemaps no index lists.
-    """
-    if target.startswith(("http://", "https://")) or not Path(target).is_dir():
-        return 1, validate_set(target, origin, timeout=timeout)
-    folder = Path(target)
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith((".xml", ".xml.gz")))
-    problems: list[Problem] = []
-    seen: dict[int, str] = {}
-    covered: set[str] = set()
-    standalone: list[Path] = []
-    for path in files:
-        if _root_name(path) == "sitemapindex":
-            report, _ = _load(path, origin)
-            problems.extend(validate_set(path, origin, seen))
-            covered.update(Path(urlsplit(loc).path).name for loc in report.locs)
-        else:
-            standalone.append(path)
-    for path in standalone:
-        if path.name not in covered:
-            problems.extend(validate_set(path, origin, seen))
-    return len(files), problems
+    def __init__(self, index: Path, entries: list[Entry], root: Path | None, top: Path | None) -> None:
+        self.index = index
+        self.fallback = root is None
+        self.root = root if root is not None else self._guess_root(index, entries, top)
+
+    @staticmethod
+    def _guess_root(index: Path, entries: list[Entry], top: Path | None) -> Path:
+        candidates = [index.parent, *index.parent.parents][:MAX_ROOT_LEVELS]
+        if top is not None and top in candidates:
+            candidates = candidates[: candidates.index(top) + 1]
+        sample = [segments for entry in entries[:5] if (segments := _url_path(entry.loc))]
+        best, hits = index.parent, 0
+        for candidate in candidates:
+            found = sum(candidate.joinpath(*segments).is_file() for segments in sample)
+            if found > hits:
+                best, hits = candidate, found
+        return best
+
+    def resolve(self, loc: str) -> tuple[Path | None, str]:
+        segments = _url_path(loc)
+        if segments is None:
+            return None, "no file can stand for this URL (a query or a folder): validate the live URL instead"
+        path = self.root.joinpath(*segments)
+        if path.is_file():
+            return path, ""
+        if self.fallback:
+            beside = self.index.parent / segments[-1]
+            if beside.is_file() and beside.resolve() != self.index.resolve():
+                return beside, ""
+        return None, f"no file {path} (site root {self.root}; --root names another)"
+
+
+def check_set(target: str | Path, origin: str | None = None, follow: bool = True) -> list[Finding]:
+    """Every finding of a set (for tests and small sets)."""
+    return [item for item in SitemapSet(target, SetOptions(origin=origin, follow=follow)) if isinstance(item, Finding)]
