@@ -171,6 +171,12 @@ class DocumentCheck:
             self.problem(node, "ignored", f"<{node.name}> of {node.ns} directly in <{kind}> is ignored")
 
     def _check_entry(self, node: Node) -> None:
+        start = len(self._out)
+        self._check_entry_parts(node)
+        if len(self._out) - start > 1:  # one entry's findings in the order of the file
+            self._out[start:] = sorted(self._out[start:], key=_position)
+
+    def _check_entry_parts(self, node: Node) -> None:
         self.entries += 1
         if self.entries == MAX_URLS + 1:
             self.problem(node, "count", f"more than {MAX_URLS} entries")
@@ -272,6 +278,10 @@ class DocumentCheck:
         ):
             message = f"all {self.entries} URLs have lastmod {first[0]}: a build time, not when each page changed"
             yield Finding(self.name, first[1], first[2], "same-lastmod", message)
+
+
+def _position(item: Entry | Finding) -> tuple[int, int, int]:
+    return (item.line, item.col, isinstance(item, Entry))
 
 
 def _refused(data: bytes) -> tuple[str, str] | None:
