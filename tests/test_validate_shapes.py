@@ -239,3 +239,29 @@ def test_sitemaps_under_a_sitemaps_folder_find_their_site_root(tmp_path: Path) -
     result = run_cli("validate", str(main))
     assert f"no file {build / 'sitemaps' / 'gone.xml'}" in result.stdout
     assert validate(main, "--root", str(tmp_path))[1] == [("error", "missing"), ("error", "missing")]
+
+
+def test_the_reader_streams_entries_with_their_extensions_and_positions(tmp_path: Path) -> None:
+    from crawler.validate.document import Entry
+    from crawler.validate.findings import Finding
+    from crawler.validate.sets import SetOptions, SitemapSet
+
+    main = hugo_site(tmp_path / "public")
+    write(tmp_path / "public" / "en" / "sitemap.xml", urlset(url("/en/", extra=image("/en.png")), namespaces=IMAGES))
+    sitemaps = SitemapSet(main, SetOptions(origin=HOST))
+    items = iter(sitemaps)
+    first = next(items)
+    assert isinstance(first, Entry)
+    assert sitemaps.files == 2  # the index and the first child: the second is not read yet
+    assert (first.loc, first.lastmod, first.line, first.col) == (f"{HOST}/en/", "2026-11-20T10:00:00+00:00", 5, 3)
+    assert first.file == str(tmp_path / "public" / "en" / "sitemap.xml")
+    assert first.media is not None and first.media.images == [f"{HOST}/en.png"]
+    rest = list(items)
+    assert not [item for item in rest if isinstance(item, Finding)]
+    ko = [item for item in rest if isinstance(item, Entry)]
+    assert [entry.loc for entry in ko] == [f"{HOST}/ko/post/", f"{HOST}/ko/"]
+    assert ko[0].media is not None and ko[0].media.alternates == [
+        ("en", f"{HOST}/en/post/"),
+        ("ko", f"{HOST}/ko/post/"),
+    ]
+    assert (sitemaps.files, sitemaps.urls) == (3, 3)
