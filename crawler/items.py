@@ -44,6 +44,10 @@ class PageFacts:
     videos: list[Video] = field(default_factory=list)
     alternates: list[tuple[str, str]] = field(default_factory=list)  # (hreflang, URL)
     news: NewsArticle | None = None
+    # For the staging audit only (SPEC S7): what a report shows and blockers are told by.
+    title: str | None = None
+    header_robots: list[str] = field(default_factory=list)  # raw X-Robots-Tag values
+    meta_robots: list[str] = field(default_factory=list)  # raw <meta name="robots"> contents
     #: Things worth knowing about a listed URL (a video left out, ...).
     notes: list[str] = field(default_factory=list)
     # For scheduled runs (SPEC S6): what changed, and how to ask again cheaply.

@@ -18,6 +18,7 @@ import logging
 import os
 import sqlite3
 from contextlib import suppress
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING
@@ -90,12 +91,37 @@ class SitemapExportPipeline:
         assert self.spool is not None
         if self.failure is not None:
             return item  # the spool broke (a full disk): said once, at the end
-        entry = UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
+        entry = self._public(
+            UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
+        )
         try:
             self.spool.add(entry, item.news.to_dict() if item.news else None, item.shard_group)
         except (OSError, sqlite3.Error) as error:
             self.failure = error
         return item
+
+    def _public(self, entry: UrlEntry) -> UrlEntry:
+        """*entry* as production will serve it (an audit's host rewrite), else as it is."""
+        hosts = self.config.audit.hosts
+        if hosts is None:
+            return entry
+        public = hosts.to_production
+        videos = tuple(
+            replace(
+                video,
+                thumbnail_loc=video.thumbnail_loc and public(video.thumbnail_loc),
+                content_loc=video.content_loc and public(video.content_loc),
+                player_loc=video.player_loc and public(video.player_loc),
+            )
+            for video in entry.videos
+        )
+        return UrlEntry(
+            public(entry.loc),
+            entry.lastmod,
+            tuple((tag, public(href)) for tag, href in entry.alternates),
+            tuple(public(image) for image in entry.images),
+            videos,
+        )
 
     def warn(self, url: str, code: str, detail: str) -> None:
         self.crawler.signals.send_catch_log(signal=url_warning, url=url, code=code, detail=detail)
@@ -143,7 +169,7 @@ class SitemapExportPipeline:
         assert self.spool is not None and self.staging is not None
         config, layout = self.config, self.config.layout
         news = news_entries(self.spool, config.news_name, moment) if config.news_name else ()
-        in_scope = Scope(config.start_url).contains
+        in_scope = Scope(config.audit.hosts.production if config.audit.hosts else config.start_url).contains
         now = w3c_datetime(moment)
         with_rules = partial(
             site_entries, image_max_pages=config.image_max_pages, warn=self.warn, max_bytes=layout.max_bytes

@@ -76,6 +76,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
     # Off through COOKIES_ENABLED as well; listed so its module (48 ms of imports) is never loaded.
     "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
+    # Staging credentials on the staging origin only; last, so nothing adds them after it.
+    "crawler.downloadermiddlewares.staging.StagingAccessMiddleware": 990,
 }
 SPIDER_MIDDLEWARES = {
     # URL length is one of our limits, recorded with a reason instead.
@@ -106,6 +108,7 @@ EXTENSIONS = {
     "crawler.extensions.progress.Progress": 520,
     "crawler.extensions.gctuning.GarbageCollection": 530,
     "crawler.extensions.notify.IndexNowNotifier": 540,
+    "crawler.extensions.audit.AuditRecorder": 550,  # `sitemap-crawler audit` only
     # Off through REMOTE_CONTROL_ENABLED as well; its module imports aiohttp (0.13 s per run).
     "scrapy.extensions.remote_control.RemoteControl": None,
 }
@@ -172,3 +175,13 @@ SITEMAP_INDEXNOW_BATCH = 10_000
 SITEMAP_INDEXNOW_TIMEOUT = 30.0  # seconds for one IndexNow request in all (key file or batch)
 SITEMAP_UPDATE_ADD: list[str] = []  # `sitemap-crawler update --add`: fetch only these URLs
 SITEMAP_UPDATE_REMOVE: list[str] = []  # `sitemap-crawler update --remove`: drop these URLs
+# Staging audit (SPEC S7).
+SITEMAP_PRODUCTION_URL = None  # write locs on this origin instead of the crawled one (host rewrite)
+SITEMAP_STAGING_USER = None  # HTTP basic auth for the staging origin only (or $SITEMAP_STAGING_USER)
+SITEMAP_STAGING_PASSWORD = None  # prefer SITEMAP_STAGING_PASSWORD_ENV (or $SITEMAP_STAGING_PASSWORD)
+SITEMAP_STAGING_PASSWORD_ENV = None  # name of the environment variable holding the password
+SITEMAP_STAGING_HEADERS: list[str] = []  # "Name: value" headers for the staging origin only
+SITEMAP_STAGING_COOKIES: list[str] = []  # "name=value" cookies for the staging origin only (or $SITEMAP_STAGING_COOKIE)
+SITEMAP_IGNORE_DIRECTIVES: list[str] = []  # "header:noindex" / "meta:noindex": read pages as if absent
+SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL = False  # read robots.txt as if its "Disallow: /" lines were absent
+SITEMAP_AUDIT_RECORD = None  # the audit recorder's SQLite file; set by `sitemap-crawler audit`

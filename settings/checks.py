@@ -69,8 +69,10 @@ def check_paths(config: SitemapConfig) -> None:
     """Refuse two run files on one path, or a run file inside or on the output folder."""
     out = config.output_dir.absolute()
     files = {what: path.absolute() for what, path in run_files(config).items()}
+    # An audit folder is read by people, not served: its report sits beside the sitemaps.
+    served = config.audit.record_path is None
     for what, path in files.items():
-        if path == out or out in path.parents:
+        if served and (path == out or out in path.parents):
             raise ValueError(f"{what} {path} is inside the output folder {out}, which is served publicly")
     for (first, one), (second, other) in combinations(files.items(), 2):
         if one == other:

@@ -24,6 +24,7 @@ from crawler.sitemaps.shards import SetLayout
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.checks import beside, check_paths, check_scrapy_values
+from settings.staging import Audit, read_audit
 from settings.values import number, strings, whole_number
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class SitemapConfig:
     delta_rotate: int
     update_add: tuple[str, ...]
     update_remove: tuple[str, ...]
+    audit: Audit
 
     @property
     def updating(self) -> bool:
@@ -122,13 +124,16 @@ class SitemapConfig:
             raise ValueError("SITEMAP_START_URL is not set (give the URL to crawl, e.g. -a url=https://example.com/)")
         start_url = _absolute_url("SITEMAP_START_URL", str(raw_start), strip)
         output_dir = Path(settings.get("SITEMAP_OUTPUT_DIR") or "sitemaps")
-        base_url = settings.get("SITEMAP_BASE_URL") or site_root(start_url)
+        audit = read_audit(settings, start_url)
+        public_root = audit.hosts.production if audit.hosts else site_root(start_url)
+        base_url = settings.get("SITEMAP_BASE_URL") or public_root
         base_url = _absolute_url("SITEMAP_BASE_URL", str(base_url), QueryParamFilter(()))
         if not base_url.endswith("/"):
             base_url += "/"
-        if site_root(base_url) != site_root(start_url):
+        if site_root(base_url) != public_root:
             raise ValueError(
-                f"SITEMAP_BASE_URL {base_url} must be on the crawled site {site_root(start_url)}: "
+                f"SITEMAP_BASE_URL {base_url} must be on the {'production' if audit.hosts else 'crawled'} site "
+                f"{public_root}: "
                 "a sitemap may only list URLs of its own scheme and host"
             )
         report = settings.get("SITEMAP_REPORT_PATH")
@@ -187,6 +192,7 @@ class SitemapConfig:
             update_remove=tuple(
                 _absolute_url("--remove", u, strip) for u in strings(settings, "SITEMAP_UPDATE_REMOVE")
             ),
+            audit=audit,
         )
         check_paths(config)
         check_scrapy_values(scrapy_settings)

@@ -12,6 +12,7 @@ cap), means nothing may be crawled. A disallowed request fails with
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 from scrapy import Request, signals
@@ -61,6 +62,14 @@ def _origin(request: Request) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+_DISALLOW_ALL_LINE = re.compile(rb"^[ \t]*disallow[ \t]*:[ \t]*/[ \t]*(?:#.*)?$", re.IGNORECASE | re.MULTILINE)
+
+
+def without_disallow_all(body: bytes) -> bytes:
+    """*body* with its ``Disallow: /`` lines blanked: a staging blocker, previewed away."""
+    return _DISALLOW_ALL_LINE.sub(b"", body)
+
+
 def truncated(body: bytes) -> bytes:
     """The first 500 KiB of *body*, cut after its last complete line."""
     if len(body) <= MAX_ROBOTS_BYTES:
@@ -77,6 +86,7 @@ class SiteRobotsTxtMiddleware:
         self.agent = robots_user_agent(crawler)
         self._rules: dict[str, RobotParser | Deferred[RobotParser]] = {}
         self._why: dict[str, str] = {}  # origin -> why its robots.txt could not be read
+        self.as_if_no_blocker = crawler.settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -143,7 +153,8 @@ class SiteRobotsTxtMiddleware:
                 body = truncated(response.body)
                 if len(body) < len(response.body):
                     self._note(url, "robots-truncated", f"{len(response.body)} bytes; only the first {len(body)} read")
-                return body
+                # The site's own Disallow: /, never the one standing for an unreadable file.
+                return without_disallow_all(body) if self.as_if_no_blocker else body
             if status >= 500:
                 return self._unavailable(origin, f"{netloc} answered {status}")
             return b""  # 4xx (or an odd status): no rules, everything may be crawled

@@ -62,18 +62,25 @@ def _directive_list(text: str) -> Iterable[str]:
     return (part.strip().lower() for part in text.split(",") if part.strip())
 
 
-def robots_directives(meta: dict[str, list[str]], header_values: Iterable[str], token: str) -> frozenset[str]:
+def robots_directives(
+    meta: dict[str, list[str]],
+    header_values: Iterable[str],
+    token: str,
+    ignored: frozenset[tuple[str, str]] = frozenset(),
+) -> frozenset[str]:
     """Robots directives that apply to crawler *token* (e.g. ``googlebot``).
 
     Sources: ``<meta name="robots">``, ``<meta name="TOKEN">`` and every
     ``X-Robots-Tag`` header, either plain (``noindex``) or scoped to a user
     agent (``googlebot: noindex``). ``none`` expands to noindex + nofollow.
+    *ignored* (source, directive) pairs, source ``meta`` or ``header``, are
+    read as if absent: a staging blocker, previewed away.
     """
     token = token.lower()
     found: set[str] = set()
     for name in ("robots", token):
         for content in meta.get(name, ()):
-            found.update(_directive_list(content))
+            found.update(d for d in _directive_list(content) if ("meta", d) not in ignored)
     for value in header_values:
         agent: str | None = None
         for part in value.split(","):
@@ -82,7 +89,7 @@ def robots_directives(meta: dict[str, list[str]], header_values: Iterable[str], 
             if sep and head and head not in _VALUED_RULES and " " not in head:
                 agent, part = head, rest
             directive = part.strip().lower()
-            if directive and (agent is None or agent == token):
+            if directive and (agent is None or agent == token) and ("header", directive) not in ignored:
                 found.add(directive)
     if "none" in found:
         found.update(("noindex", "nofollow"))

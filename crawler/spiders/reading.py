@@ -65,6 +65,12 @@ class ResponseReader:
         self.config = config
         self.crawler = crawler  # its stats exist once the crawl starts
         self.digest = digest  # a content digest is only needed with a state store
+        self.hosts = config.audit.hosts  # production URLs are crawled on staging
+        self.audit = config.audit.record_path is not None
+        self.ignored = config.audit.ignored_directives
+
+    def staging(self, url: str) -> str:
+        return self.hosts.to_staging(url) if self.hosts is not None else url
 
     def read(self, response: Response) -> PageFacts:
         facts = PageFacts(
@@ -81,7 +87,7 @@ class ResponseReader:
             location = _header(response, b"Location")
             target = resolve_link(response.url, location) if location else None
             if target:
-                facts.redirect_to = normalize_or_raw(target, params=self.config.strip_params)
+                facts.redirect_to = normalize_or_raw(self.staging(target), params=self.config.strip_params)
         elif response.status == 200 and is_html(facts.content_type):
             try:
                 self.read_page(facts, response)
@@ -95,16 +101,25 @@ class ResponseReader:
         body, body_encoding, encoding = html_source(response)
         ignore = self.config.fingerprint_ignore if self.digest else None
         page = parse_html(body, response.url, body_encoding, ignore)
+        if self.hosts is not None:
+            page.links = [self.staging(link) for link in page.links]
+            page.canonicals = [self.staging(link) for link in page.canonicals]
         facts.links, facts.encoding = page.links, encoding
         facts.content_digest = page.content_digest
+        header_robots = _headers(response, b"X-Robots-Tag")
+        if self.audit:
+            facts.title = page.title
+            facts.header_robots = header_robots
+            facts.meta_robots = [*page.meta.get("robots", ()), *page.meta.get(self.config.robots_token, ())]
         facts.modified_hint = to_w3c(modified_time(page.json_ld, page.properties))
         # The page's own date beats the header's: servers often stamp every response.
         facts.last_modified = facts.modified_hint or facts.last_modified
         facts.lang = page.lang
         link_headers = _headers(response, b"Link")
         self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
-        facts.robots = robots_directives(page.meta, _headers(response, b"X-Robots-Tag"), self.config.robots_token)
-        canonicals = link_header_targets(link_headers, response.url, "canonical") + page.canonicals
+        facts.robots = robots_directives(page.meta, header_robots, self.config.robots_token, self.ignored)
+        canonical_headers = [self.staging(c) for c in link_header_targets(link_headers, response.url, "canonical")]
+        canonicals = canonical_headers + page.canonicals
         normal = {normalize_or_raw(c, encoding, self.config.strip_params) for c in canonicals}
         if len(normal) == 1:
             facts.canonical = normal.pop()
@@ -122,7 +137,7 @@ class ResponseReader:
             if not url:
                 return None
             try:
-                return normalize_url(url, encoding, config.strip_params)
+                return normalize_url(self.staging(url), encoding, config.strip_params)
             except ValueError:
                 return None
 

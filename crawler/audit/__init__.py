@@ -1,0 +1,1 @@
+"""The staging audit (SPEC S7): every URL explained, from what the crawl recorded (pure)."""

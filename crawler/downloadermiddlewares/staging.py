@@ -1,0 +1,47 @@
+"""Staging credentials, sent to the staging origin and nowhere else (SPEC S7).
+
+The protection space of HTTP basic auth is one origin: scheme, host and
+port (RFC 7617). Runs last before the download, so whatever built the
+request (a redirect hop, a sitemap on a sister host), credentials are
+added on the staging origin only and removed from every other request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from crawler.urls import site_root
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from settings.staging import StagingAccess
+
+__all__ = ["StagingAccessMiddleware"]
+
+
+class StagingAccessMiddleware:
+    def __init__(self, access: StagingAccess):
+        self.access = access
+        self.names = tuple(name for name, _ in access.headers)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        access = SitemapConfig.from_crawler(crawler).audit.access
+        if access is None:
+            raise NotConfigured("no staging credentials")
+        return cls(access)
+
+    def process_request(self, request: Request) -> None:
+        on_staging = site_root(request.url) == self.access.origin
+        for name in self.names:
+            request.headers.pop(name, None)
+        if on_staging:
+            for name, value in self.access.headers:
+                request.headers[name] = value

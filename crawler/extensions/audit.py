@@ -1,0 +1,130 @@
+"""The audit recorder: what the staging audit needs of every URL, kept on disk.
+
+The crawl report has one line per URL; the audit also needs every link
+between pages (broken links name each page linking to them, orphans have
+none), titles and raw robots directives (soft 404s, staging blockers).
+They go to a SQLite file while the crawl runs, so a big site costs disk,
+not memory; :mod:`crawler.audit` reads it once the crawl is over.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from crawler.audit.record import SCHEMA
+from crawler.items import PageFacts
+from crawler.reasons import Excluded
+from crawler.signals import url_warning
+from crawler.urls import normalize_or_raw
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.robotstxt import RobotParser
+
+__all__ = ["AuditRecorder"]
+
+_BATCH = 500
+_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+class AuditRecorder:
+    def __init__(self, config: SitemapConfig):
+        assert config.audit.record_path is not None
+        self.config = config
+        self.hosts = config.audit.hosts
+        self.path = config.audit.record_path
+        self.db: sqlite3.Connection | None = None
+        self.pending = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = SitemapConfig.from_crawler(crawler)
+        if config.audit.record_path is None:
+            raise NotConfigured("not an audit")
+        recorder = cls(config)
+        crawler.signals.connect(recorder.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(recorder.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(recorder.item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(recorder.url_warning, signal=url_warning)
+        crawler.signals.connect(recorder.robots_parsed, signal=signals.robots_parsed)
+        crawler.signals.connect(recorder.engine_stopped, signal=signals.engine_stopped)
+        return recorder
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.path.unlink(missing_ok=True)
+        self.db = sqlite3.connect(self.path)
+        self.db.executescript(SCHEMA)
+
+    def item_scraped(self, item: PageFacts, response: Response | None, spider: Spider) -> None:
+        self._record(item, None, "")
+
+    def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
+        if isinstance(exception, Excluded):
+            self._record(item, str(exception.reason), exception.detail)
+        else:
+            self._record(item, "error", str(exception))
+
+    def _staging(self, url: str) -> str:
+        return self.hosts.to_staging(url) if self.hosts is not None else url
+
+    def _record(self, item: PageFacts, reason: str | None, detail: str) -> None:
+        if self.db is None:
+            return
+        row = (
+            item.url,
+            item.status,
+            reason,
+            detail or None,
+            item.depth,
+            item.referrer,
+            item.canonical,
+            item.redirect_to,
+            json.dumps(item.redirect_chain) if item.redirect_chain else None,
+            item.title,
+            item.content_type,
+            item.content_digest,
+            json.dumps(item.header_robots) if item.header_robots else None,
+            json.dumps(item.meta_robots) if item.meta_robots else None,
+            json.dumps(item.alternates) if item.alternates else None,
+            len(item.images),
+        )
+        self.db.execute(_INSERT_PAGE, row)
+        if item.links:
+            params = self.config.strip_params
+            targets = {normalize_or_raw(self._staging(link), item.encoding, params) for link in item.links}
+            targets.discard(item.url)
+            self.db.executemany("INSERT INTO links VALUES (?, ?)", ((item.url, target) for target in targets))
+        self._tick()
+
+    def url_warning(self, url: str, code: str, detail: str) -> None:
+        if self.db is not None:
+            self.db.execute("INSERT INTO warnings VALUES (?, ?, ?)", (self._staging(url), code, detail))
+            self._tick()
+
+    def robots_parsed(self, robotparser: RobotParser, request: object = None) -> None:
+        sitemaps = getattr(getattr(robotparser, "rp", None), "sitemaps", ())
+        if self.db is not None:
+            self.db.executemany("INSERT OR IGNORE INTO robots_sitemaps VALUES (?)", ((url,) for url in sitemaps))
+
+    def _tick(self) -> None:
+        self.pending += 1
+        if self.pending >= _BATCH and self.db is not None:
+            self.db.commit()
+            self.pending = 0
+
+    def engine_stopped(self) -> None:
+        if self.db is not None:
+            self.db.execute("CREATE INDEX IF NOT EXISTS links_by_target ON links (target)")
+            self.db.commit()
+            self.db.close()
+            self.db = None

@@ -1,0 +1,123 @@
+"""Settings of a staging audit (SPEC S7): access, host rewrite, blockers.
+
+Credentials belong to one protection space, the staging origin (scheme,
+host and port, RFC 7617); they are held in :class:`StagingAccess`, whose
+``repr`` masks them, so no log line or config dump can show them.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scrapy.settings import BaseSettings
+
+from crawler.hostmap import HostMap
+from crawler.urls import QueryParamFilter, normalize_url, site_root
+from settings.values import strings
+
+__all__ = ["MASK", "Audit", "StagingAccess", "read_audit"]
+
+MASK = "***"
+#: Directive sources a staging blocker can come from.
+BLOCKER_SOURCES = ("header", "meta")
+
+
+@dataclass(frozen=True, slots=True)
+class StagingAccess:
+    """What is sent to the staging origin only: auth, headers, cookies."""
+
+    origin: str  # scheme://host[:port]/
+    headers: tuple[tuple[str, str], ...] = field(repr=False)
+
+    def __repr__(self) -> str:
+        names = ", ".join(name for name, _ in self.headers)
+        return f"StagingAccess(origin={self.origin!r}, headers=[{names}]: {MASK})"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value, for masking in whatever is written."""
+        return tuple(value for _, value in self.headers)
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """The audit's settings the crawl itself needs."""
+
+    hosts: HostMap | None
+    access: StagingAccess | None
+    #: (source, directive) pairs read as if absent: the staging blocker, with --as-if-no-blocker.
+    ignored_directives: frozenset[tuple[str, str]]
+    record_path: Path | None  # where the audit recorder keeps its facts; None: not an audit
+
+
+def _origin(name: str, value: str) -> str:
+    given = value if "://" in value else "https://" + value
+    try:
+        return site_root(normalize_url(given, params=QueryParamFilter(())))
+    except ValueError:
+        raise ValueError(f"{name} {value!r} is not a URL") from None
+
+
+def _password(settings: BaseSettings) -> str | None:
+    variable = settings.get("SITEMAP_STAGING_PASSWORD_ENV")
+    if variable:
+        value = os.environ.get(str(variable))
+        if value is None:
+            raise ValueError(f"--password-env {variable}: no such environment variable")
+        return value
+    password = settings.get("SITEMAP_STAGING_PASSWORD") or os.environ.get("SITEMAP_STAGING_PASSWORD")
+    return str(password) if password else None
+
+
+def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
+    headers: list[tuple[str, str]] = []
+    user = settings.get("SITEMAP_STAGING_USER") or os.environ.get("SITEMAP_STAGING_USER")
+    password = _password(settings)
+    if password is not None and not user:
+        raise ValueError("a staging password needs a user (--user)")
+    if user:
+        if ":" in str(user):
+            raise ValueError("--user may not contain ':' (RFC 7617)")
+        token = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
+        headers.append(("Authorization", f"Basic {token}"))
+    for line in strings(settings, "SITEMAP_STAGING_HEADERS"):
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip() or any(c in name for c in " \t\r\n") or "\n" in value or "\r" in value:
+            raise ValueError("--header expects 'Name: value' on one line")
+        headers.append((name.strip(), value.strip()))
+    cookies = [*strings(settings, "SITEMAP_STAGING_COOKIES")]
+    if os.environ.get("SITEMAP_STAGING_COOKIE"):
+        cookies.append(os.environ["SITEMAP_STAGING_COOKIE"])
+    for cookie in cookies:
+        name, sep, _ = cookie.partition("=")
+        if not sep or not name.strip() or any(c in cookie for c in "\r\n"):
+            raise ValueError("--cookie expects name=value")
+    if cookies:
+        headers.append(("Cookie", "; ".join(cookie.strip() for cookie in cookies)))
+    if not headers:
+        return None
+    return StagingAccess(site_root(start_url), tuple(headers))
+
+
+def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:
+    pairs = set()
+    for item in strings(settings, "SITEMAP_IGNORE_DIRECTIVES"):
+        source, sep, directive = item.partition(":")
+        if not sep or source not in BLOCKER_SOURCES or not directive.strip():
+            raise ValueError(f"SITEMAP_IGNORE_DIRECTIVES entries are header:VALUE or meta:VALUE, not {item!r}")
+        pairs.add((source, directive.strip().lower()))
+    return frozenset(pairs)
+
+
+def read_audit(settings: BaseSettings, start_url: str) -> Audit:
+    production = settings.get("SITEMAP_PRODUCTION_URL")
+    hosts = None
+    if production:
+        hosts = HostMap(site_root(start_url), _origin("SITEMAP_PRODUCTION_URL", str(production)))
+        if hosts.production == hosts.staging:
+            hosts = None
+    record = settings.get("SITEMAP_AUDIT_RECORD")
+    return Audit(hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None)
