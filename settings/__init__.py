@@ -184,4 +184,5 @@ SITEMAP_STAGING_HEADERS: list[str] = []  # "Name: value" headers for the staging
 SITEMAP_STAGING_COOKIES: list[str] = []  # "name=value" cookies for the staging origin only (or $SITEMAP_STAGING_COOKIE)
 SITEMAP_IGNORE_DIRECTIVES: list[str] = []  # "header:noindex" / "meta:noindex": read pages as if absent
 SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL = False  # read robots.txt as if its "Disallow: /" lines were absent
+SITEMAP_SEED_SITEMAPS: list[str] = []  # sitemap URLs read for seeds besides those robots.txt names
 SITEMAP_AUDIT_RECORD = None  # the audit recorder's SQLite file; set by `sitemap-crawler audit`

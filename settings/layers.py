@@ -14,7 +14,7 @@ from typing import Any
 
 from scrapy.settings import Settings
 
-__all__ = ["EXTENDING", "OPTION_SETTINGS", "build_settings", "load_config_file"]
+__all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES", "build_settings", "load_config_file"]
 
 # Options that map one-to-one onto a setting: option dest -> setting name.
 OPTION_SETTINGS = {
@@ -66,6 +66,18 @@ OPTION_SETTINGS = {
     "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
     "indexnow_key": "SITEMAP_INDEXNOW_KEY",
     "indexnow_key_location": "SITEMAP_INDEXNOW_KEY_LOCATION",
+    "production_url": "SITEMAP_PRODUCTION_URL",
+    "user": "SITEMAP_STAGING_USER",
+    "password": "SITEMAP_STAGING_PASSWORD",
+    "password_env": "SITEMAP_STAGING_PASSWORD_ENV",
+    "header": "SITEMAP_STAGING_HEADERS",
+    "cookie": "SITEMAP_STAGING_COOKIES",
+}
+#: Settings a command starts from, over the defaults and under everything the user gives.
+PROFILES: dict[str, dict[str, Any]] = {
+    # A one-off audit of a staging site: no state store (nothing to compare with next
+    # time), every URL never requested still written to the report, a little faster.
+    "audit": {"SITEMAP_STATE": False, "SITEMAP_MAX_NOT_REQUESTED": 1_000_000, "DOWNLOAD_DELAY": 0.1},
 }
 # List options that add to the default list instead of replacing it.
 EXTENDING = {"allow_type", "strip_param"}
@@ -93,10 +105,12 @@ def load_config_file(path: str) -> dict[str, Any]:
     return options
 
 
-def build_settings(args: argparse.Namespace) -> Settings:
-    """Scrapy settings for a ``crawl`` or ``update`` command line, every layer applied."""
+def build_settings(args: argparse.Namespace, profile: str | None = None) -> Settings:
+    """Scrapy settings for a ``crawl``, ``update`` or ``audit`` command line, every layer applied."""
     settings = Settings()
     settings.setmodule("settings", priority="project")
+    for name, value in PROFILES.get(profile or "", {}).items():
+        settings.set(name, value, priority="project")
     settings.set("SITEMAP_PROGRESS", not args.quiet and args.verbose < 2, priority="cmdline")
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
     settings.set("LOG_FORMAT", "%(levelname)s: %(message)s", priority="cmdline")

@@ -15,6 +15,7 @@ from pathlib import Path
 from scrapy.settings import BaseSettings
 
 from crawler.hostmap import HostMap
+from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.values import strings
 
@@ -51,6 +52,7 @@ class Audit:
     #: (source, directive) pairs read as if absent: the staging blocker, with --as-if-no-blocker.
     ignored_directives: frozenset[tuple[str, str]]
     record_path: Path | None  # where the audit recorder keeps its facts; None: not an audit
+    seed_sitemaps: tuple[str, ...] = ()  # sitemaps read for seeds besides robots.txt's (the audit's --sitemap)
 
 
 def _origin(name: str, value: str) -> str:
@@ -108,7 +110,7 @@ def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:
         source, sep, directive = item.partition(":")
         if not sep or source not in BLOCKER_SOURCES or not directive.strip():
             raise ValueError(f"SITEMAP_IGNORE_DIRECTIVES entries are header:VALUE or meta:VALUE, not {item!r}")
-        pairs.add((source, directive.strip().lower()))
+        pairs.add((source, directive_value(directive)))
     return frozenset(pairs)
 
 
@@ -120,4 +122,8 @@ def read_audit(settings: BaseSettings, start_url: str) -> Audit:
         if hosts.production == hosts.staging:
             hosts = None
     record = settings.get("SITEMAP_AUDIT_RECORD")
-    return Audit(hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None)
+    seeds = tuple(strings(settings, "SITEMAP_SEED_SITEMAPS"))
+    for seed in seeds:
+        if not seed.startswith(("http://", "https://")):
+            raise ValueError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
+    return Audit(hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds)

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
-PURE_PACKAGES = ("page", "sitemaps", "state", "validate", "services")
-PURE_MODULES = ("items", "modes", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls")
+PURE_PACKAGES = ("audit", "page", "sitemaps", "state", "validate", "services")
+PURE_MODULES = ("hostmap", "items", "modes", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls")
 
 
 def pure_modules() -> list[str]:

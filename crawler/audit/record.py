@@ -19,7 +19,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY, status INTEGER, reason TEXT, detail TEXT, depth INTEGER, referrer TEXT,
     canonical TEXT, redirect_to TEXT, redirect_chain TEXT, title TEXT, content_type TEXT, digest TEXT,
-    header_robots TEXT, meta_robots TEXT, alternates TEXT, images INTEGER
+    header_robots TEXT, meta_robots TEXT, alternates TEXT, images INTEGER, notes TEXT
 );
 CREATE TABLE IF NOT EXISTS links (source TEXT, target TEXT);
 CREATE TABLE IF NOT EXISTS warnings (url TEXT, code TEXT, detail TEXT);
@@ -45,6 +45,7 @@ class Page:
     header_robots: list[str] = field(default_factory=list)
     meta_robots: list[str] = field(default_factory=list)
     alternates: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def listed(self) -> bool:
@@ -68,7 +69,7 @@ def _list(text: str | None) -> list[str]:
 def pages(db: sqlite3.Connection) -> Iterator[Page]:
     query = (
         "SELECT url, status, reason, detail, depth, referrer, canonical, redirect_to, title, content_type, digest,"
-        " header_robots, meta_robots, alternates FROM pages ORDER BY depth, url"
+        " header_robots, meta_robots, alternates, notes FROM pages ORDER BY depth, url"
     )
     for row in db.execute(query):
         alternates = [(str(tag), str(href)) for tag, href in json.loads(row[13])] if row[13] else []
@@ -88,4 +89,5 @@ def pages(db: sqlite3.Connection) -> Iterator[Page]:
             _list(row[11]),
             _list(row[12]),
             alternates,
+            _list(row[14]),
         )

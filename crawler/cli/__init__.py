@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from crawler.cli.audit import run_audit
 from crawler.cli.crawl import run_crawl_command
 from crawler.cli.parser import UsageError, build_parser
 from crawler.cli.serve import run_serve
@@ -21,7 +22,13 @@ EXIT_USAGE = 2
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    commands = {"crawl": run_crawl_command, "update": run_crawl_command, "serve": run_serve, "validate": run_validate}
+    commands = {
+        "crawl": run_crawl_command,
+        "update": run_crawl_command,
+        "serve": run_serve,
+        "validate": run_validate,
+        "audit": run_audit,
+    }
     try:
         args = parser.parse_args(argv)
         if args.command is None:

@@ -7,7 +7,7 @@ from typing import NoReturn
 
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
 
-__all__ = ["UsageError", "add_crawl_options", "build_parser"]
+__all__ = ["EXIT_FINDINGS", "UsageError", "add_audit_options", "add_crawl_options", "build_parser"]
 
 CRAWL_EXAMPLE = """\
 example:
@@ -37,6 +37,17 @@ example:
   curl -X POST -H 'Authorization: Bearer s3cret' -d '{"add": ["https://www.example.com/new"]}' \\
        http://127.0.0.1:8787/update
 """
+
+
+AUDIT_EXAMPLE = """\
+example:
+  SITEMAP_STAGING_PASSWORD=s3cret sitemap-crawler audit https://staging.example.com/ --out audit/ \\
+       --user preview --production-url https://www.example.com --as-if-no-blocker
+  sitemap-crawler audit https://staging.example.com/ --out audit/ --production-url https://www.example.com \\
+       --fail-on staging-blocker,broken-links,listed-not-indexable
+"""
+#: Exit status of an audit whose --fail-on findings were found (its report is written).
+EXIT_FINDINGS = 4
 
 
 class UsageError(Exception):
@@ -93,6 +104,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--update-timeout", type=float, default=600.0, metavar="SECONDS", help="the most one update may take (600)"
     )
+    audit = commands.add_parser(
+        "audit",
+        help="audit a staging site: every URL explained, the production sitemap previewed",
+        description=(
+            "Crawl a staging site like crawl, write the would-be production sitemap set (locs on "
+            "--production-url) and a report into --out: report.html, report.json, urls.csv and one "
+            "findings-KIND.csv per finding kind. Exit status 4 when a --fail-on finding is present."
+        ),
+        epilog=AUDIT_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_crawl_options(audit)
+    add_audit_options(audit)
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder tree",
@@ -120,6 +144,35 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="the most one remote file may take (30)"
     )
     return parser
+
+
+def add_audit_options(parser: argparse.ArgumentParser) -> None:
+    from crawler.audit.findings import Kind  # noqa: PLC0415 - the kinds, named in --help
+
+    parser.add_argument("--production-url", metavar="URL", help="the production origin every loc is written on")
+    parser.add_argument("--user", metavar="NAME", help="HTTP basic auth user for the staging origin only")
+    parser.add_argument("--password", metavar="SECRET", help="its password (visible to ps: prefer --password-env)")
+    parser.add_argument(
+        "--password-env", metavar="VAR", help="environment variable holding the password ($SITEMAP_STAGING_PASSWORD)"
+    )
+    parser.add_argument("--header", action="append", metavar="'NAME: VALUE'", help="header for staging (repeatable)")
+    parser.add_argument("--cookie", action="append", metavar="NAME=VALUE", help="cookie for staging (repeatable)")
+    parser.add_argument(
+        "--as-if-no-blocker",
+        action="store_true",
+        help="read pages as if the site-wide noindex or Disallow: / were absent",
+    )
+    parser.add_argument("--ignore-robots", action="store_true", help="crawl despite robots.txt (logged loudly)")
+    parser.add_argument("--deep-threshold", type=int, default=5, metavar="N", help="pages deeper are deep-pages (5)")
+    parser.add_argument(
+        "--sitemap", action="append", default=[], metavar="URL_OR_PATH", help="the site's sitemap to compare with"
+    )
+    parser.add_argument(
+        "--fail-on",
+        metavar="KIND[,KIND...]",
+        default="",
+        help="exit 4 when findings of these kinds exist: " + ", ".join(kind.value for kind in Kind),
+    )
 
 
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:

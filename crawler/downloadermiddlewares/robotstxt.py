@@ -12,7 +12,6 @@ cap), means nothing may be crawled. A disallowed request fails with
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING
 
 from scrapy import Request, signals
@@ -23,6 +22,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from crawler.audit.blockers import without_disallow_all
 from crawler.reasons import RobotsDisallowed
 from crawler.results import CrawlResult
 from crawler.scope import Scope
@@ -60,14 +60,6 @@ def _pass_on(rules: RobotParser, waiter: Deferred[RobotParser]) -> RobotParser:
 def _origin(request: Request) -> str:
     parts = urlparse_cached(request)
     return f"{parts.scheme}://{parts.netloc}"
-
-
-_DISALLOW_ALL_LINE = re.compile(rb"^[ \t]*disallow[ \t]*:[ \t]*/[ \t]*(?:#.*)?$", re.IGNORECASE | re.MULTILINE)
-
-
-def without_disallow_all(body: bytes) -> bytes:
-    """*body* with its ``Disallow: /`` lines blanked: a staging blocker, previewed away."""
-    return _DISALLOW_ALL_LINE.sub(b"", body)
 
 
 def truncated(body: bytes) -> bytes:

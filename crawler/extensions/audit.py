@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["AuditRecorder"]
 
 _BATCH = 500
-_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class AuditRecorder:
@@ -97,6 +97,7 @@ class AuditRecorder:
             json.dumps(item.meta_robots) if item.meta_robots else None,
             json.dumps(item.alternates) if item.alternates else None,
             len(item.images),
+            json.dumps(item.notes) if item.notes else None,
         )
         self.db.execute(_INSERT_PAGE, row)
         if item.links:

@@ -58,6 +58,11 @@ def last_modified(value: str | None, date: str | None) -> str | None:
     return w3c_datetime(modified)
 
 
+def directive_value(text: str) -> str:
+    """A robots meta content or X-Robots-Tag value in one spelling: ``noindex, nofollow``."""
+    return ", ".join(_directive_list(text))
+
+
 def _directive_list(text: str) -> Iterable[str]:
     return (part.strip().lower() for part in text.split(",") if part.strip())
 
@@ -73,15 +78,20 @@ def robots_directives(
     Sources: ``<meta name="robots">``, ``<meta name="TOKEN">`` and every
     ``X-Robots-Tag`` header, either plain (``noindex``) or scoped to a user
     agent (``googlebot: noindex``). ``none`` expands to noindex + nofollow.
-    *ignored* (source, directive) pairs, source ``meta`` or ``header``, are
-    read as if absent: a staging blocker, previewed away.
+    *ignored* (source, value) pairs, source ``meta`` or ``header`` and the
+    value as :func:`directive_value` spells it, are read as if absent: a
+    staging blocker previewed away, while a page's own, different directive
+    still counts.
     """
     token = token.lower()
     found: set[str] = set()
     for name in ("robots", token):
         for content in meta.get(name, ()):
-            found.update(d for d in _directive_list(content) if ("meta", d) not in ignored)
+            if not ignored or ("meta", directive_value(content)) not in ignored:
+                found.update(_directive_list(content))
     for value in header_values:
+        if ignored and ("header", directive_value(value)) in ignored:
+            continue
         agent: str | None = None
         for part in value.split(","):
             head, sep, rest = part.partition(":")
@@ -89,7 +99,7 @@ def robots_directives(
             if sep and head and head not in _VALUED_RULES and " " not in head:
                 agent, part = head, rest
             directive = part.strip().lower()
-            if directive and (agent is None or agent == token) and ("header", directive) not in ignored:
+            if directive and (agent is None or agent == token):
                 found.add(directive)
     if "none" in found:
         found.update(("noindex", "nofollow"))

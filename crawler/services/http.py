@@ -11,13 +11,33 @@ from __future__ import annotations
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
+from email.message import Message
 from urllib.parse import urlsplit
 
-__all__ = ["DeadlineExceeded", "fetch"]
+__all__ = ["DeadlineExceeded", "Fetched", "fetch", "fetch_response"]
 
 
 class DeadlineExceeded(OSError):
     """The server did not finish within the deadline."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    status: int
+    headers: Message
+    body: bytes
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is an answer, not a hop: urllib would carry every header
+    (credentials too) to wherever Location points."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+_DIRECT = urllib.request.build_opener(_NoRedirects)
 
 
 def fetch(
@@ -31,6 +51,21 @@ def fetch(
     """(status, at most *max_bytes* of body) of a GET, or a POST of *body*; an HTTP
     error status is returned, not raised. Raises ``OSError`` (``DeadlineExceeded``
     past the deadline) or ``ValueError`` for a URL that is not http(s)."""
+    fetched = fetch_response(url, body=body, headers=headers, deadline=deadline, max_bytes=max_bytes)
+    return fetched.status, fetched.body
+
+
+def fetch_response(
+    url: str,
+    *,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    deadline: float = 30.0,
+    max_bytes: int = 1_000_000,
+    redirects: bool = True,
+) -> Fetched:
+    """:func:`fetch` with the response headers; with ``redirects=False`` a 3xx
+    is returned as it is (send credentials this way: they never follow)."""
     if urlsplit(url).scheme not in ("http", "https"):
         raise ValueError(f"not an http(s) URL: {url}")
     request = urllib.request.Request(  # noqa: S310 - http(s) only, checked above
@@ -38,7 +73,8 @@ def fetch(
     )
     ends = time.monotonic() + deadline
     try:
-        response = urllib.request.urlopen(request, timeout=max(0.1, deadline))  # noqa: S310
+        opener = urllib.request.urlopen if redirects else _DIRECT.open
+        response = opener(request, timeout=max(0.1, deadline))
     except urllib.error.HTTPError as error:
         response = error
     except urllib.error.URLError as error:
@@ -55,4 +91,4 @@ def fetch(
                 break
             chunks.append(chunk)
             size += len(chunk)
-    return status, b"".join(chunks)
+        return Fetched(status, response.headers, b"".join(chunks))

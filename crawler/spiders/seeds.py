@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
+    from crawler.hostmap import HostMap
     from crawler.scope import Scope
     from crawler.spiders.frontier import Frontier
 
@@ -55,6 +56,8 @@ class SitemapSeeds(Spider):
     mode: RunMode
     frontier: Frontier
     robots: RobotParser | None
+    hosts: HostMap | None  # a staging audit: production locs are crawled on staging
+    extra_sitemaps: tuple[str, ...]
 
     @abstractmethod
     def follow_url(self, raw_url: str, *, depth: int, referrer: str | None) -> Iterator[Request | PageFacts]:
@@ -68,8 +71,9 @@ class SitemapSeeds(Spider):
         if self.mode is RunMode.UPDATE:
             return
         inner = getattr(robotparser, "rp", None)
-        for url in list(getattr(inner, "sitemaps", None) or [])[:MAX_SITEMAP_FILES]:
-            self.schedule_sitemap(url, level=1)
+        named = list(getattr(inner, "sitemaps", None) or [])
+        for url in [*named, *self.extra_sitemaps][:MAX_SITEMAP_FILES]:
+            self.schedule_sitemap(self.hosts.to_staging(url) if self.hosts else url, level=1)
 
     def schedule_sitemap(self, raw_url: str, level: int) -> None:
         try:
@@ -132,6 +136,8 @@ class SitemapSeeds(Spider):
             loc = entry.get("loc")
             if not loc:
                 continue
+            if self.hosts is not None:
+                loc = self.hosts.to_staging(loc)
             if sitemap.type == "sitemapindex":
                 if level < MAX_SITEMAP_LEVEL:
                     self.schedule_sitemap(loc, level + 1)

@@ -81,10 +81,14 @@ class SiteSpider(SitemapSeeds):
             config.max_not_requested,
         )
         spider.robots = None
+        spider.hosts = config.audit.hosts
+        spider.extra_sitemaps = config.audit.seed_sitemaps
         # Our staging folders and manifest, should the site serve the output folder with a listing.
         spider.own_files = (config.base_url + STAGING_PREFIX, config.base_url + MANIFEST_NAME)
         spider.state = RunState.of(crawler)
-        spider.reader = ResponseReader(config, crawler, digest=spider.state is not None)
+        # Content digests serve the state store, and the audit's soft-404 check.
+        digest = spider.state is not None or config.audit.record_path is not None
+        spider.reader = ResponseReader(config, crawler, digest=digest)
         if spider.state is not None:
             spider.mode = spider.state.mode
         else:

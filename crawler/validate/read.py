@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from crawler.protocol import MAX_BYTES
-from crawler.services.http import fetch
+from crawler.services.http import fetch_response
 
 __all__ = ["SitemapReadError", "read_head", "read_sitemap"]
 
@@ -26,7 +26,7 @@ class SitemapReadError(Exception):
         self.rule = rule
 
 
-def read_sitemap(location: str | Path, timeout: float = 30.0) -> bytes:
+def read_sitemap(location: str | Path, timeout: float = 30.0, credentials: dict[str, str] | None = None) -> bytes:
     """The uncompressed bytes of a local file or an http(s) URL.
 
     Never reads more than the protocol's 50 MiB (plus one byte, so that an
@@ -34,15 +34,24 @@ def read_sitemap(location: str | Path, timeout: float = 30.0) -> bytes:
     than *timeout* seconds for a remote file in all; gzip is recognised by
     its magic number, and a ``.gz`` name that is not gzip is an error. A
     local path must be a regular file (a FIFO or a device would block).
+    *credentials* (headers) go to this URL only: a redirect is then not followed.
     """
     name = str(location)
     try:
         if name.startswith(("http://", "https://")):
-            status, raw = fetch(
-                name, headers={"Accept-Encoding": "identity"}, deadline=timeout, max_bytes=MAX_BYTES + 1
+            fetched = fetch_response(
+                name,
+                headers={"Accept-Encoding": "identity", **(credentials or {})},
+                deadline=timeout,
+                max_bytes=MAX_BYTES + 1,
+                redirects=credentials is None,
             )
-            if status != 200:
-                raise SitemapReadError("read", f"cannot read: HTTP {status}")
+            if fetched.status != 200:
+                where = fetched.headers.get("Location") if 300 <= fetched.status < 400 else None
+                raise SitemapReadError(
+                    "read", f"cannot read: HTTP {fetched.status}" + (f" to {where}" if where else "")
+                )
+            raw = fetched.body
         else:
             if not Path(name).is_file():
                 raise SitemapReadError("read", "cannot read: not a regular file")

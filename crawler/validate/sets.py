@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -39,6 +39,10 @@ class SetOptions:
     root: Path | None = None  # the folder served as the site root (local indexes)
     follow: bool = True  # open what an index lists
     timeout: float = 30.0  # seconds per remote file, in all
+    #: (origin ``scheme://host[:port]/``, headers): sent to that origin only (a staging site's login).
+    credentials: tuple[str, dict[str, str]] | None = None
+    #: Where an index entry is fetched from (a staging copy of production's URLs), default: its loc.
+    locate: Callable[[str], str] | None = None
 
 
 def _is_remote(location: str) -> bool:
@@ -105,8 +109,12 @@ class SitemapSet:
         self._kinds[key] = None
         self.files += 1
         self._unreadable = False
+        credentials = self.options.credentials
+        headers = None
+        if credentials is not None and _is_remote(location) and _origin(location) + "/" == credentials[0]:
+            headers = credentials[1]
         try:
-            data = read_sitemap(location, self.options.timeout)
+            data = read_sitemap(location, self.options.timeout, headers)
         except SitemapReadError as error:
             self._unreadable = error.rule == "read"
             yield Finding(location, 1, 1, error.rule, str(error))
@@ -128,7 +136,7 @@ class SitemapSet:
 
     def _children(self, index: str, entries: list[Entry], top: Path | None) -> Iterator[Entry | Finding]:
         if _is_remote(index):
-            yield from self._remote_children(entries)
+            yield from self._remote_children(index, entries)
             return
         resolver = _Resolver(Path(index), entries, self.options.root, top)
         for entry in entries:
@@ -142,12 +150,16 @@ class SitemapSet:
                 continue
             yield from self._child(str(path), key, entry, top)
 
-    def _remote_children(self, entries: list[Entry]) -> Iterator[Entry | Finding]:
+    def _remote_children(self, index: str, entries: list[Entry]) -> Iterator[Entry | Finding]:
+        # Only the set's origin and the index's own are fetched: never a local path, never another site.
+        allowed = {self._context.origin, _origin(index)}
+        locate = self.options.locate
         failures = 0
         for number, entry in enumerate(entries):
-            if _origin(entry.loc) != self._context.origin:
-                continue  # reported as "host" already; never fetched from another site
-            yield from self._child(entry.loc, entry.loc, entry, None)
+            url = locate(entry.loc) if locate else entry.loc
+            if _origin(url) not in allowed:
+                continue  # reported as "host" already
+            yield from self._child(url, url, entry, None)
             failures = failures + 1 if self._unreadable else 0
             rest = len(entries) - number - 1
             if failures >= MAX_FAILURES_IN_A_ROW and rest:

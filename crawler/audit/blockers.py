@@ -1,0 +1,104 @@
+"""Staging blockers: what keeps a whole staging site out of search engines (pure).
+
+A site-wide ``X-Robots-Tag: noindex``, ``<meta name="robots"
+content="noindex">`` or robots.txt ``Disallow: /`` is how staging sites are
+kept out of the index. It is looked for on the start page before the crawl
+(so ``--as-if-no-blocker`` knows which directive to read away) and
+confirmed on every page after it: a blocker is site-wide, or it is not one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from protego import Protego
+
+from crawler.audit.record import Page
+from crawler.page.headers import directive_value, robots_directives
+from crawler.page.html import parse_html
+
+__all__ = ["Blocker", "confirm", "start_page_blockers", "without_disallow_all"]
+
+_BLOCKING = frozenset({"noindex", "none"})
+_DISALLOW_ALL_LINE = re.compile(rb"^[ \t]*disallow[ \t]*:[ \t]*/[ \t]*(?:#.*)?$", re.IGNORECASE | re.MULTILINE)
+
+
+def without_disallow_all(body: bytes) -> bytes:
+    """robots.txt *body* with its ``Disallow: /`` lines blanked: a staging blocker, previewed away."""
+    return _DISALLOW_ALL_LINE.sub(b"", body)
+
+
+@dataclass(slots=True)
+class Blocker:
+    kind: str  # "header", "meta" or "robots"
+    value: str  # the directive as written (X-Robots-Tag value, meta content, robots.txt line)
+    pages: int = 0  # pages carrying it, once the crawl is over
+    of: int = 0  # pages that could carry it
+
+    @property
+    def ignored(self) -> str | None:
+        """``source:value`` that ``--as-if-no-blocker`` reads away (``SITEMAP_IGNORE_DIRECTIVES``)."""
+        return None if self.kind == "robots" else f"{self.kind}:{directive_value(self.value)}"
+
+    @property
+    def site_wide(self) -> bool:
+        return self.kind == "robots" or (self.of > 0 and self.pages == self.of)
+
+    def describe(self) -> str:
+        where = {
+            "header": f"X-Robots-Tag: {self.value}",
+            "meta": f'<meta name="robots" content="{self.value}">',
+            "robots": "robots.txt: Disallow: /",
+        }[self.kind]
+        if self.kind == "robots":
+            return f"{where} for every crawler this audit speaks for"
+        return f"{where} on {self.pages} of {self.of} pages"
+
+
+def _blocking(values: Iterable[str], kind: str, token: str) -> list[Blocker]:
+    found = []
+    for value in values:
+        directives = robots_directives(
+            {"robots": [value]} if kind == "meta" else {}, [value] if kind == "header" else [], token
+        )
+        if directives & _BLOCKING:
+            found.append(Blocker(kind, value.strip()))
+    return found
+
+
+def start_page_blockers(
+    url: str, *, header_values: list[str], body: bytes | None, robots_txt: bytes | None, agent: str, token: str
+) -> list[Blocker]:
+    """The blockers the start page and robots.txt show, before crawling."""
+    blockers = _blocking(header_values, "header", token)
+    if body:
+        page = parse_html(body, url)
+        blockers += _blocking([*page.meta.get("robots", ()), *page.meta.get(token, ())], "meta", token)
+    if robots_txt is not None:
+        text = robots_txt.decode("utf-8", "replace")
+        lifted = without_disallow_all(robots_txt).decode("utf-8", "replace")
+        if not Protego.parse(text).can_fetch(url, agent) and Protego.parse(lifted).can_fetch(url, agent):
+            blockers.append(Blocker("robots", "Disallow: /"))
+    return blockers
+
+
+def confirm(blockers: list[Blocker], pages: Iterable[Page]) -> list[Blocker]:
+    """Count the pages kept out by each header or meta blocker's source; keep
+    the site-wide ones (every page: a page may carry its own noindex instead)."""
+    for page in pages:
+        if not page.fetched_html:
+            continue
+        for blocker in blockers:
+            if blocker.kind == "robots":
+                continue
+            blocker.of += 1
+            values = page.header_robots if blocker.kind == "header" else page.meta_robots
+            if any(_is_blocking(value) for value in values):
+                blocker.pages += 1
+    return [blocker for blocker in blockers if blocker.site_wide]
+
+
+def _is_blocking(value: str) -> bool:
+    return bool(set(directive_value(value).split(", ")) & _BLOCKING)

@@ -1,0 +1,82 @@
+"""The audit, put together: every URL of the record explained, every finding
+gathered, staging blockers confirmed (pure)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from crawler.audit.analysis import NotFoundPage, SiteFacts, site_findings
+from crawler.audit.blockers import Blocker, confirm
+from crawler.audit.existing import ExistingSitemaps, compare
+from crawler.audit.findings import Finding, Kind
+from crawler.audit.record import Page, pages
+from crawler.audit.report import AuditReport, Row
+from crawler.hostmap import HostMap
+
+__all__ = ["build_report"]
+
+
+def _row(page: Page, facts: SiteFacts, public: Callable[[str], str], listed: set[str] | None, kinds: list[str]) -> Row:
+    return {
+        "url": page.url,
+        "production_url": public(page.url),
+        "status": page.status,
+        "outcome": "listed" if page.reason is None else "excluded",
+        "reason": page.reason,
+        "detail": page.detail,
+        "canonical": page.canonical,
+        "redirect_to": page.redirect_to,
+        "depth": page.depth,
+        "inlinks": facts.inlinks.get(page.url, 0),
+        "in_sitemaps": None if listed is None else page.url in listed,
+        "title": page.title,
+        "findings": " ".join(kinds),
+    }
+
+
+def build_report(
+    db: sqlite3.Connection,
+    *,
+    audit: dict[str, Any],
+    hosts: HostMap | None,
+    deep_threshold: int,
+    blockers: list[Blocker],
+    not_found: NotFoundPage | None,
+    existing: ExistingSitemaps | None,
+) -> AuditReport:
+    start_url = str(audit["start_url"])
+    everything = {page.url: page for page in pages(db)}
+    inlinks = {
+        str(target): int(count)
+        for target, count in db.execute("SELECT target, COUNT(DISTINCT source) FROM links GROUP BY target")
+    }
+    facts = SiteFacts(everything, inlinks, start_url, deep_threshold, not_found)
+    confirmed = confirm(blockers, everything.values())
+    findings = [Finding(Kind.STAGING_BLOCKER, start_url, blocker.describe()) for blocker in confirmed]
+    # The site's own https hosts: an http:// link to them is mixed content.
+    public = hosts.production if hosts else start_url
+    names = tuple(
+        name for url in (start_url, public) if url.startswith("https://") and (name := urlsplit(url).hostname)
+    )
+    findings += site_findings(db, facts, names)
+    if existing is not None:
+        findings += existing.findings
+        findings += compare(existing, facts)
+    by_url: dict[str, list[str]] = {}
+    for finding in findings:
+        kinds = by_url.setdefault(finding.url, [])
+        if finding.kind.value not in kinds:
+            kinds.append(finding.kind.value)
+    production = hosts.to_production if hosts else (lambda url: url)
+    listed = set(existing.listed) if existing is not None else None
+    rows = [_row(page, facts, production, listed, by_url.get(page.url, [])) for page in everything.values()]
+    sitemaps = {
+        "sources": existing.sources if existing else [],
+        "files": existing.files if existing else 0,
+        "urls": len(existing.listed) if existing else 0,
+    }
+    described = [{"kind": blocker.kind, "value": blocker.value, "detail": blocker.describe()} for blocker in confirmed]
+    return AuditReport(audit, described, sitemaps, findings, rows)

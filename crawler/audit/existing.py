@@ -1,0 +1,72 @@
+"""The site's own sitemaps, read with validate's reader and compared with
+what the crawl found (pure apart from reading the sitemaps)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from crawler.audit.analysis import SiteFacts
+from crawler.audit.findings import Finding, Kind
+from crawler.hostmap import HostMap
+from crawler.validate.document import Entry
+from crawler.validate.findings import Finding as SitemapFinding
+from crawler.validate.sets import SetOptions, SitemapSet
+
+__all__ = ["ExistingSitemaps", "compare", "read_existing"]
+
+#: validate's warnings that are audit findings of their own.
+_AS_KIND = {"duplicate": Kind.LISTED_TWICE, "future-lastmod": Kind.FUTURE_LASTMOD, "same-lastmod": Kind.SAME_LASTMOD}
+
+
+@dataclass(slots=True)
+class ExistingSitemaps:
+    sources: list[str] = field(default_factory=list)  # what was read (URLs or paths)
+    files: int = 0
+    listed: dict[str, int] = field(default_factory=dict)  # staging URL -> times listed
+    findings: list[Finding] = field(default_factory=list)
+
+
+def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | None) -> ExistingSitemaps:
+    """Every entry and finding of the given sitemaps (indexes followed), locs mapped to staging."""
+    existing = ExistingSitemaps()
+    for source in sources:
+        sitemaps = SitemapSet(source, options)
+        existing.sources.append(source)
+        for item in sitemaps:
+            if isinstance(item, Entry):
+                url = hosts.to_staging(item.loc) if hosts else item.loc
+                existing.listed[url] = existing.listed.get(url, 0) + 1
+            else:
+                existing.findings.append(_finding(item, hosts))
+        existing.files += sitemaps.files
+    return existing
+
+
+def _finding(item: SitemapFinding, hosts: HostMap | None) -> Finding:
+    kind = _AS_KIND.get(item.rule, Kind.SITEMAP_ERRORS if item.is_error else None)
+    where = f"{item.file}:{item.line}:{item.col}"
+    if kind is None:  # another warning: worth showing with the sitemap errors
+        kind = Kind.SITEMAP_ERRORS
+    url = item.message.split(" ", 1)[0] if kind is Kind.LISTED_TWICE else item.file
+    if hosts and url.startswith(("http://", "https://")):
+        url = hosts.to_staging(url)
+    return Finding(kind, url, f"{where}: {item.severity}: {item.rule}: {item.message}")
+
+
+def compare(existing: ExistingSitemaps, facts: SiteFacts) -> Iterator[Finding]:
+    """Listed but not indexable, orphans, and indexable but not listed."""
+    pages = facts.pages
+    for url in existing.listed:
+        page = pages.get(url)
+        if page is None:
+            yield Finding(Kind.LISTED_NOT_INDEXABLE, url, "never reached by the crawl")
+            continue
+        if page.reason is not None:
+            status = f" (HTTP {page.status})" if page.status else ""
+            yield Finding(Kind.LISTED_NOT_INDEXABLE, url, f"{page.reason}{status}: {page.detail or ''}".rstrip(": "))
+        if url != facts.start_url and not facts.inlinks.get(url):
+            yield Finding(Kind.ORPHANS, url, "listed in the sitemaps, linked from no crawled page")
+    for page in pages.values():
+        if page.reason is None and page.url not in existing.listed:
+            yield Finding(Kind.INDEXABLE_NOT_LISTED, page.url, "indexable, not in the site's sitemaps")

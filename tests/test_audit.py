@@ -1,0 +1,193 @@
+"""``sitemap-crawler audit`` on a staging copy of www.example.com behind basic
+auth: every planted problem found, production locs only, no secret leaked."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.audit.findings import Kind
+from crawler.validate.sets import check_set
+from tests.conftest import run_cli
+from tests.staging_site import EVIL_TITLE, PASSWORD, PROD, USER, StagingServer, StagingSite
+
+SECRETS = (PASSWORD, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode())
+
+
+@pytest.fixture
+def other() -> Iterator[StagingServer]:
+    server = StagingServer(password=False).start()
+    yield server
+    server.stop()
+
+
+def staging(blocker: str | None, other: StagingServer) -> StagingServer:
+    site = StagingSite(blocker, other.server_address[1])
+    return StagingServer(site.routes(), header_blocker=blocker == "header").start()
+
+
+@pytest.fixture
+def site(other: StagingServer) -> Iterator[StagingServer]:
+    server = staging(None, other)
+    yield server
+    server.stop()
+
+
+def audit(server: StagingServer, out: Path, monkeypatch: pytest.MonkeyPatch, *options: str) -> Any:
+    monkeypatch.setenv("AUDIT_PASSWORD", PASSWORD)
+    result = run_cli(
+        "audit", server.url, "--out", str(out), "--user", USER, "--password-env", "AUDIT_PASSWORD",
+        "--production-url", PROD, "--delay", "0", "--concurrency", "8", *options,
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr, result.stderr
+    for secret in SECRETS:
+        assert secret not in result.stdout + result.stderr
+    return result
+
+
+def report(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return data
+
+
+def found(data: dict[str, Any], kind: Kind) -> dict[str, dict[str, Any]]:
+    """Findings of *kind* by path (staging URLs reduced to their path)."""
+    return {"/" + f["url"].split("/", 3)[3]: f for f in data["findings"] if f["kind"] == kind.value}
+
+
+def paths(urls: list[str]) -> set[str]:
+    return {"/" + url.split("/", 3)[3] for url in urls}
+
+
+def test_an_audit_finds_every_planted_problem(
+    site: StagingServer, other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "audit"
+    result = audit(site, out, monkeypatch, "--fail-on", "broken-links,redirect-loops")
+    assert result.returncode == 4, result.stderr
+    assert "--fail-on: broken-links, redirect-loops found" in result.stderr
+    data = report(out)
+    assert set(found(data, Kind.BROKEN_LINKS)) >= {"/missing", "/gone"}
+    assert paths(found(data, Kind.BROKEN_LINKS)["/missing"]["related"]) == {"/"}
+    assert found(data, Kind.REDIRECT_CHAINS)["/old-page"]["detail"].startswith("2 hops: 301")
+    assert set(found(data, Kind.REDIRECT_LOOPS)) == {"/loop-a"}
+    assert set(found(data, Kind.TEMPORARY_REDIRECTS)) == {"/interim", "/temp"}
+    assert paths(found(data, Kind.CANONICAL_CHAINS)["/canon-a"]["related"]) == {"/canon-a", "/canon-b", "/canon-c"}
+    assert "is status (HTTP 404)" in found(data, Kind.CANONICAL_NOT_INDEXABLE)["/canon-dead"]["detail"]
+    hreflang = [f["detail"] for f in data["findings"] if f["kind"] == Kind.HREFLANG_ERRORS.value]
+    assert any("de" in d and "does not link back" in d for d in hreflang)
+    assert any("fr" in d and "HTTP 404" in d for d in hreflang)
+    assert any("invalid hreflang" in d and "xx" in d for d in hreflang)
+    assert set(found(data, Kind.SOFT_404)) == {"/soft"}
+    assert set(found(data, Kind.DEEP_PAGES)) == {"/deep/6", "/deep/7"}
+    assert found(data, Kind.MIXED_CONTENT)["/"]["related"] == ["http://www.example.com/about"]
+    # The comparison with the site's own sitemaps (robots.txt names the production index).
+    assert set(found(data, Kind.LISTED_NOT_INDEXABLE)) == {"/old-page", "/missing", "/private", "/canon-a"}
+    assert set(found(data, Kind.ORPHANS)) == {"/orphan"}
+    assert "/about" in found(data, Kind.LISTED_TWICE)
+    assert "/contact" in found(data, Kind.INDEXABLE_NOT_LISTED)
+    assert "/orphan" not in found(data, Kind.INDEXABLE_NOT_LISTED)
+    assert [f["kind"] for f in data["findings"]].count(Kind.FUTURE_LASTMOD.value) == 1
+    assert [f["kind"] for f in data["findings"]].count(Kind.SAME_LASTMOD.value) == 1
+    assert not found(data, Kind.STAGING_BLOCKER)
+    # Every URL seen is explained.
+    rows = {row["url"]: row for row in data["urls"]}
+    assert all(row["outcome"] in ("listed", "excluded") for row in rows.values())
+    assert all(row["reason"] for row in rows.values() if row["outcome"] == "excluded")
+    home = rows[site.url]
+    assert (home["title"], home["production_url"], home["in_sitemaps"]) == (EVIL_TITLE, PROD + "/", True)
+    assert rows[site.url + "products"]["outcome"] == "listed"  # linked only through a production URL
+    with open(out / "urls.csv", newline="") as file:
+        assert len(list(csv.DictReader(file))) == len(rows)
+    for kind in Kind:
+        with open(out / f"findings-{kind.value}.csv", newline="") as file:
+            lines = list(csv.DictReader(file))
+        count = sum(max(1, len(f["related"])) for f in data["findings"] if f["kind"] == kind.value)
+        assert len(lines) == count, kind
+    with open(out / "findings-broken-links.csv", newline="") as file:
+        broken = {(line["url"], line["related"]) for line in csv.DictReader(file)}
+    assert (site.url + "missing", site.url) in broken
+    # The production sitemap: production locs only, valid without a warning.
+    assert check_set(out / "sitemap.xml", PROD) == []
+    text = "".join(p.read_text() for p in out.glob("sitemap*.xml"))
+    assert "127.0.0.1" not in text and f"<loc>{PROD}/products</loc>" in text
+    # Credentials went to the staging origin only, and nowhere in the output.
+    assert other.log == [] or all(hit.authorization is None for hit in other.log)
+    assert all(hit.authorization for hit in site.log)
+    for path in out.rglob("*"):
+        if path.is_file():
+            content = path.read_bytes()
+            assert all(secret.encode() not in content for secret in SECRETS), path
+
+
+def test_the_html_report_shows_site_strings_as_text(
+    site: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "audit"
+    assert audit(site, out, monkeypatch).returncode == 0
+    html = (out / "report.html").read_text()
+    assert html.count("<script") == 2  # the data block and our own script, nothing planted
+    assert EVIL_TITLE not in html and "<img src=x" not in html
+    assert "\\u003c/script\\u003e\\u003cscript\\u003e" in html  # the title, inside the JSON data block
+    assert "default-src 'none'" in html and "http" not in html.split("<script>")[-1]  # no network in our script
+
+
+@pytest.mark.parametrize("blocker", ["header", "meta", "robots"])
+def test_a_staging_blocker_is_found_and_can_be_read_away(
+    blocker: str, other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = staging(blocker, other)
+    try:
+        blocked = audit(server, tmp_path / "blocked", monkeypatch, "--fail-on", "staging-blocker")
+        preview = audit(server, tmp_path / "preview", monkeypatch, "--as-if-no-blocker")
+    finally:
+        server.stop()
+    assert blocked.returncode == 4, blocked.stderr
+    assert "STAGING BLOCKER" in blocked.stderr
+    data = report(tmp_path / "blocked")
+    assert [b["kind"] for b in data["blockers"]] == [blocker]
+    assert "Staging blocker" in (tmp_path / "blocked" / "report.html").read_text()
+    assert data["summary"]["outcomes"].get("listed", 0) == 0
+    assert not (tmp_path / "blocked" / "sitemap.xml").exists()
+    assert preview.returncode == 0, preview.stderr
+    urls = report(tmp_path / "preview")["urls"]
+    rows = {"/" + row["url"].split("/", 3)[3]: row for row in urls if row["url"].startswith(server.url)}
+    assert rows["/about"]["outcome"] == "listed"
+    assert rows["/private"]["reason"] == "noindex"  # its own, different noindex still counts
+    assert report(tmp_path / "preview")["audit"]["as_if_no_blocker"] is True
+    assert check_set(tmp_path / "preview" / "sitemap.xml", PROD) == []
+
+
+def test_ignore_robots_is_loud_and_recorded(
+    other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = staging("robots", other)
+    try:
+        result = audit(server, tmp_path / "out", monkeypatch, "--ignore-robots")
+    finally:
+        server.stop()
+    assert result.returncode == 0
+    assert "robots.txt of" in result.stderr and "ignored" in result.stderr
+    data = report(tmp_path / "out")
+    assert data["audit"]["ignore_robots"] is True
+    assert data["summary"]["outcomes"]["listed"] > 5
+
+
+def test_refused_credentials_stop_the_audit_with_a_message(
+    site: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUDIT_PASSWORD", "wrong-" + PASSWORD)
+    result = run_cli(
+        "audit", site.url, "--out", str(tmp_path / "out"), "--user", USER, "--password-env", "AUDIT_PASSWORD"
+    )
+    assert result.returncode == 1
+    assert "answered HTTP 401: the credentials given were refused" in result.stderr
+    assert PASSWORD not in result.stderr and "Traceback" not in result.stderr
+    unknown = run_cli("audit", site.url, "--out", str(tmp_path / "x"), "--fail-on", "broken-link")
+    assert unknown.returncode == 2 and "unknown finding kind 'broken-link'" in unknown.stderr
