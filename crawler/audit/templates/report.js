@@ -94,7 +94,7 @@
     const list = document.createElement("dl");
     const fields = row ? Object.entries(row) : [["url", url]];
     const findings = data.findings.filter(function (finding) { return finding.url === url; });
-    for (const [name, value] of fields.concat([["findings", findings.map(function (f) { return f.kind + ": " + f.detail; })]])) {
+    for (const [name, value] of fields.concat([["finding details", findings.map(function (f) { return f.kind + ": " + f.detail; })]])) {
       const term = document.createElement("dt");
       term.textContent = name;
       const description = document.createElement("dd");

@@ -1,0 +1,122 @@
+"""The audit's HTML report in a real headless Chromium (Debian's chromium and
+chromium-driver, driven with Selenium): the summary renders, a filter
+narrows a table, a row opens its detail, no JavaScript error, no network
+request, no planted script runs. A screenshot is kept in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.staging_site import EVIL_TITLE, StagingServer, StagingSite
+from tests.test_audit import audit
+
+CHROMIUM = shutil.which("chromium")
+DRIVER = shutil.which("chromedriver")
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+
+if not (CHROMIUM and DRIVER):
+    if os.environ.get("CI"):
+        raise RuntimeError("CI needs chromium and chromium-driver (.ci/run installs them)")
+    pytest.skip("chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)",
+                allow_module_level=True)  # fmt: skip
+
+from selenium import webdriver  # noqa: E402 - only once chromium is known to be there
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
+    os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never download a driver
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1280,1400",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--no-first-run",
+        "--disable-extensions",
+    ):
+        options.add_argument(argument)  # fmt: skip
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(DRIVER)))
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll *condition* until it is truthy (bounded: never waits forever)."""
+    ends = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value or time.monotonic() > ends:
+            return value
+        time.sleep(0.05)
+
+
+def test_the_report_works_in_chromium(
+    browser: webdriver.Chrome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = StagingServer(password=False).start()
+    server = StagingServer(StagingSite(None, other.server_address[1]).routes()).start()
+    try:
+        assert audit(server, tmp_path / "audit", monkeypatch).returncode == 0
+    finally:
+        server.stop()
+        other.stop()
+    report = tmp_path / "audit" / "report.html"
+    data = json.loads((tmp_path / "audit" / "report.json").read_text())
+    browser.get_log("performance")  # what the browser did on its own at start-up (its new-tab page)
+    browser.get(report.as_uri())
+    rows = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#urls tbody tr"))
+    assert len(rows) == min(100, data["summary"]["urls"])
+    assert browser.find_element(By.ID, "summary-urls").text == str(data["summary"]["urls"])
+    for kind, count in data["summary"]["findings"].items():
+        assert browser.find_element(By.CSS_SELECTOR, f'[data-kind="{kind}"]').text == str(count)
+    assert browser.find_elements(By.CSS_SELECTOR, "#chart rect")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "audit-report-summary.png"))
+    # A filter narrows the table; the count says so.
+    deep = sum("/deep/" in row["url"] for row in data["urls"])
+    browser.find_element(By.ID, "urls-filter").send_keys("/deep/")
+    assert wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#urls tbody tr")) == deep)
+    assert browser.find_element(By.ID, "urls-count").text == f"{deep} of {data['summary']['urls']}"
+    kind = browser.find_element(By.ID, "findings-kind")
+    kind.send_keys("broken-links")
+    broken = data["summary"]["findings"]["broken-links"]
+    assert wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#findings tbody tr")) == broken)
+    # The home page's title is planted HTML: it shows as text, and nothing of it ran.
+    browser.find_element(By.ID, "urls-filter").send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    assert wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#urls tbody tr")) == len(rows))
+    home = browser.find_element(By.CSS_SELECTOR, "#urls tbody tr")
+    assert EVIL_TITLE in home.text
+    home.click()
+    detail = wait_for(lambda: browser.find_element(By.ID, "detail").is_displayed())
+    assert detail and EVIL_TITLE in browser.find_element(By.ID, "detail").text
+    assert browser.title.startswith("Staging audit of ") and "pwned" not in browser.title
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 2
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+    browser.save_screenshot(str(ARTIFACTS / "audit-report-detail.png"))
+    # No JavaScript error (a CSP violation would be one), no request but the file itself.
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []
+    requests = [
+        json.loads(entry["message"])["message"]["params"]["request"]["url"]
+        for entry in browser.get_log("performance")
+        if json.loads(entry["message"])["message"]["method"] == "Network.requestWillBeSent"
+    ]
+    # chrome:// is the browser's own pages, never the network.
+    assert [url for url in requests if not url.startswith("chrome://")] == [report.as_uri()], requests
