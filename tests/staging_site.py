@@ -144,6 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         server = self.server
+        if server.watch_pid and not server.cmdlines:
+            with open(f"/proc/{server.watch_pid}/cmdline", "rb") as file:
+                server.cmdlines.append(file.read().replace(b"\0", b" ").decode())
         server.log.append(
             Request(server.server_address[1], self.path, self.headers.get("Authorization"), self.headers.get("Cookie"))
         )
@@ -183,6 +186,8 @@ class StagingServer(ThreadingHTTPServer):
         self.header_blocker = header_blocker
         self.expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
         self.log: list[Request] = []
+        self.watch_pid = 0  # a process whose command line is read at the first request
+        self.cmdlines: list[str] = []
 
     @property
     def url(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 
 from crawler.audit.findings import Kind
 from crawler.validate.sets import check_set
-from tests.conftest import run_cli
+from tests.conftest import CLI, run_cli
 from tests.staging_site import EVIL_TITLE, PASSWORD, PROD, USER, StagingServer, StagingSite
 
 SECRETS = (PASSWORD, base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode())
@@ -191,3 +192,16 @@ def test_refused_credentials_stop_the_audit_with_a_message(
     assert PASSWORD not in result.stderr and "Traceback" not in result.stderr
     unknown = run_cli("audit", site.url, "--out", str(tmp_path / "x"), "--fail-on", "broken-link")
     assert unknown.returncode == 2 and "unknown finding kind 'broken-link'" in unknown.stderr
+
+
+def test_secrets_given_on_the_command_line_are_masked_in_ps(site: StagingServer, tmp_path: Path) -> None:
+    command = [str(CLI), "audit", site.url, "--out", str(tmp_path / "out"), "--user", USER, "--password", PASSWORD,
+               "--cookie", "session=c00kie-value", "--delay", "0"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    site.watch_pid = process.pid
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    assert site.cmdlines and "--password ***" in site.cmdlines[0] and "--cookie ***" in site.cmdlines[0]
+    assert PASSWORD not in site.cmdlines[0] and "c00kie-value" not in site.cmdlines[0]
+    assert all(hit.cookie == "session=c00kie-value" for hit in site.log)
+    assert PASSWORD not in stdout + stderr and "c00kie-value" not in stdout + stderr

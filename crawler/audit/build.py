@@ -48,10 +48,12 @@ def build_report(
     existing: ExistingSitemaps | None,
 ) -> AuditReport:
     start_url = str(audit["start_url"])
+    db.execute("PRAGMA temp_store = FILE")  # big sorts go to disk, not memory
     everything = {page.url: page for page in pages(db)}
     inlinks = {
         str(target): int(count)
-        for target, count in db.execute("SELECT target, COUNT(DISTINCT source) FROM links GROUP BY target")
+        for target, count in db.execute("SELECT target, COUNT(*) FROM links GROUP BY target")
+        if target in everything  # link targets never recorded (over a limit) are not explained
     }
     facts = SiteFacts(everything, inlinks, start_url, deep_threshold, not_found)
     confirmed = confirm(blockers, everything.values())

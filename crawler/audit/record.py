@@ -1,6 +1,7 @@
 """The audit record: the SQLite file the recorder writes during the crawl (pure).
 
-One row per URL seen, one per link between them, the whole-site warnings
+One row per URL seen, one per link between two of them (each pair once:
+the recorder de-duplicates a page's links), the whole-site warnings
 and robots.txt's ``Sitemap:`` lines. The analysis reads it back with
 :func:`pages`, row by row.
 """

@@ -83,17 +83,13 @@ def _replace(path: Path, write: Any) -> None:
         temporary.unlink(missing_ok=True)
 
 
+#: Characters that could end a ``<script>`` block or open another, as JSON escapes (one pass).
+_SCRIPT_SAFE = str.maketrans({"&": "\\u0026", "<": "\\u003c", ">": "\\u003e", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _json_for_script(value: Any) -> Markup:
     """JSON that cannot end its ``<script>`` block or open another."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    for raw, escaped in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(raw, escaped)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_SAFE)
     return Markup(text)  # noqa: S704 - escaped above for a script element
 
 
@@ -107,14 +103,14 @@ def _chart(summary: dict[str, Any]) -> dict[str, Any]:
     return {"bars": bars, "height": max(22, 22 * len(bars))}
 
 
-def _html(report: AuditReport, summary: dict[str, Any]) -> str:
+def _html(report: AuditReport, summary: dict[str, Any], file: Any) -> None:
     templates = files("crawler.audit") / "templates"
     script = (templates / "report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
     data = {"urls": report.rows, "findings": report.finding_dicts()}
-    return template.render(
+    template.stream(
         audit=report.audit,
         blockers=report.blockers,
         sitemaps=report.sitemaps,
@@ -123,7 +119,7 @@ def _html(report: AuditReport, summary: dict[str, Any]) -> str:
         data=_json_for_script(data),
         script=Markup(script),  # noqa: S704 - our own file, not site data
         script_hash=f"sha256-{digest}",
-    )
+    ).dump(file)
 
 
 def _csv_rows(file: Any, header: tuple[str, ...], rows: Any) -> None:
@@ -165,5 +161,5 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
             target(f"findings-{kind.value}.csv"),
             lambda f, lines=lines: _csv_rows(f, ("url", "production_url", "detail", "related"), lines),
         )
-    _replace(target("report.html"), lambda f: f.write(_html(report, summary)))
+    _replace(target("report.html"), lambda f: _html(report, summary, f))
     return written

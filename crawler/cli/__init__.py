@@ -14,13 +14,43 @@ from crawler.cli.crawl import run_crawl_command
 from crawler.cli.parser import UsageError, build_parser
 from crawler.cli.serve import run_serve
 from crawler.cli.validate import run_validate
+from settings.staging import MASK
 
 __all__ = ["build_parser", "main"]
 
 EXIT_USAGE = 2
+#: Options whose values are secrets: masked in the process title (``ps``, /proc/PID/cmdline).
+SECRET_OPTIONS = ("--password", "--header", "--cookie", "--token")
+
+
+def masked(argv: list[str]) -> list[str]:
+    """*argv* with the values of secret options replaced by ``***``."""
+    shown: list[str] = []
+    hide = False
+    for word in argv:
+        if hide:
+            shown.append(MASK)
+            hide = False
+            continue
+        option, sep, _ = word.partition("=")
+        if option in SECRET_OPTIONS:
+            shown.append(f"{option}={MASK}" if sep else word)
+            hide = not sep
+        else:
+            shown.append(word)
+    return shown
+
+
+def _hide_secrets(argv: list[str]) -> None:
+    if any(word.partition("=")[0] in SECRET_OPTIONS for word in argv):
+        import setproctitle  # noqa: PLC0415 - only when there is something to hide
+
+        setproctitle.setproctitle(" ".join(masked([sys.argv[0], *argv])))
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    _hide_secrets(arguments)
     parser = build_parser()
     commands = {
         "crawl": run_crawl_command,
@@ -30,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         "audit": run_audit,
     }
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
