@@ -72,7 +72,9 @@ class StagingSite:
             "/private",
             "/deep/1",
             "/temp",
+            "/away",
             f"http://127.0.0.1:{self.other}/elsewhere",  # another port
+            f"http://localhost:{self.other}/other-host",  # another host
             "http://www.example.com/about",  # mixed content: http:// to the https production site
         )
         sitemap_one = urlset(
@@ -111,6 +113,7 @@ class StagingSite:
             "/interim": (302, {"Location": "/final"}, ""),
             "/final": (200, html, page("Final", links("/"), meta)),
             "/temp": (307, {"Location": "/about"}, ""),
+            "/away": (302, {"Location": f"http://127.0.0.1:{self.other}/landing"}, ""),  # a redirect that leaves
             "/loop-a": (301, {"Location": "/loop-b"}, ""),
             "/loop-b": (301, {"Location": "/loop-a"}, ""),
             "/missing": (404, html, page("Not here", "gone")),

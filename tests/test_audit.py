@@ -78,7 +78,7 @@ def test_an_audit_finds_every_planted_problem(
     assert paths(found(data, Kind.BROKEN_LINKS)["/missing"]["related"]) == {"/"}
     assert found(data, Kind.REDIRECT_CHAINS)["/old-page"]["detail"].startswith("2 hops: 301")
     assert set(found(data, Kind.REDIRECT_LOOPS)) == {"/loop-a"}
-    assert set(found(data, Kind.TEMPORARY_REDIRECTS)) == {"/interim", "/temp"}
+    assert set(found(data, Kind.TEMPORARY_REDIRECTS)) == {"/interim", "/temp", "/away"}
     assert paths(found(data, Kind.CANONICAL_CHAINS)["/canon-a"]["related"]) == {"/canon-a", "/canon-b", "/canon-c"}
     assert "is status (HTTP 404)" in found(data, Kind.CANONICAL_NOT_INDEXABLE)["/canon-dead"]["detail"]
     hreflang = [f["detail"] for f in data["findings"] if f["kind"] == Kind.HREFLANG_ERRORS.value]
@@ -119,7 +119,8 @@ def test_an_audit_finds_every_planted_problem(
     text = "".join(p.read_text() for p in out.glob("sitemap*.xml"))
     assert "127.0.0.1" not in text and f"<loc>{PROD}/products</loc>" in text
     # Credentials went to the staging origin only, and nowhere in the output.
-    assert other.log == [] or all(hit.authorization is None for hit in other.log)
+    assert all(hit.authorization is None and hit.cookie is None for hit in other.log)
+    assert rows[f"http://127.0.0.1:{other.server_address[1]}/landing"]["reason"] == "out-of-scope"
     assert all(hit.authorization for hit in site.log)
     for path in out.rglob("*"):
         if path.is_file():
