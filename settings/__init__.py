@@ -145,6 +145,7 @@ SITEMAP_ALLOWED_CONTENT_TYPES = list(HTML_TYPES)
 SITEMAP_ROBOTS_TOKEN = "googlebot"
 SITEMAP_FOLLOW_NOFOLLOW = False
 SITEMAP_PROGRESS = False
+SITEMAP_LOG_FORMAT = "text"  # or "json": one object per line on stderr, progress and summary as events
 # Sitemap extensions (SPEC S5).
 SITEMAP_IMAGES = True
 SITEMAP_VIDEOS = True

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["SitemapConfig", "beside", "default_report_path"]
 
 _CACHE_ATTR = "_sitemap_config"
+LOG_FORMATS = ("text", "json")
 
 
 def default_report_path(output_dir: Path) -> Path:
@@ -63,6 +64,7 @@ class SitemapConfig:
     robots_token: str
     follow_nofollow: bool
     progress: bool
+    log_format: str  # "text" or "json"
     images: bool
     videos: bool
     hreflang: bool
@@ -164,6 +166,7 @@ class SitemapConfig:
             robots_token=str(settings.get("SITEMAP_ROBOTS_TOKEN") or "googlebot").lower(),
             follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
             progress=settings.getbool("SITEMAP_PROGRESS"),
+            log_format=_choice(settings, "SITEMAP_LOG_FORMAT", LOG_FORMATS),
             images=settings.getbool("SITEMAP_IMAGES"),
             videos=settings.getbool("SITEMAP_VIDEOS"),
             hreflang=settings.getbool("SITEMAP_HREFLANG"),

@@ -9,12 +9,16 @@ then the command-line options, then ``--set NAME=VALUE``. A mistake raises
 from __future__ import annotations
 
 import argparse
+import os
 import tomllib
+from collections.abc import Mapping
 from typing import Any
 
 from scrapy.settings import Settings
 
-__all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES", "build_settings", "load_config_file"]
+from settings.environment import env_name, from_environment, typed
+
+__all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES", "build_layers", "build_settings", "explain", "load_config_file"]
 
 # Options that map one-to-one onto a setting: option dest -> setting name.
 OPTION_SETTINGS = {
@@ -72,9 +76,18 @@ OPTION_SETTINGS = {
     "password_env": "SITEMAP_STAGING_PASSWORD_ENV",
     "header": "SITEMAP_STAGING_HEADERS",
     "cookie": "SITEMAP_STAGING_COOKIES",
+    "url": "SITEMAP_START_URL",
+    "log_format": "SITEMAP_LOG_FORMAT",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {
+    # A site crawled on a schedule (the defaults): a state store for honest lastmod.
+    "live": {"SITEMAP_STATE": True},
+    # A container: everything under the /data volume, JSON logs, no terminal progress line.
+    "container": {
+        "SITEMAP_OUTPUT_DIR": "/data/sitemaps",
+        "SITEMAP_LOG_FORMAT": "json",
+    },
     # A one-off audit of a staging site: no state store (nothing to compare with next
     # time), every URL never requested still written to the report, a little faster.
     "audit": {"SITEMAP_STATE": False, "SITEMAP_MAX_NOT_REQUESTED": 1_000_000, "DOWNLOAD_DELAY": 0.1},
@@ -83,8 +96,9 @@ PROFILES: dict[str, dict[str, Any]] = {
 EXTENDING = {"allow_type", "strip_param"}
 
 
-def load_config_file(path: str) -> dict[str, Any]:
-    """Options from a TOML file: top-level keys named like the long options."""
+def load_config_file(path: str, kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Options from a TOML file: top-level keys named like the long options,
+    each checked against the option's kind when *kinds* are given."""
     try:
         with open(path, "rb") as file:
             data = tomllib.load(file)
@@ -98,47 +112,90 @@ def load_config_file(path: str) -> dict[str, Any]:
         dest = key.replace("-", "_")
         if dest not in OPTION_SETTINGS:
             raise ValueError(f"config file {path}: unknown option {key!r}")
-        options[dest] = value
+        options[dest] = typed(value, kinds[dest], f"config file {path}: {key}") if kinds and dest in kinds else value
     if not isinstance(raw_settings, dict):
         raise ValueError(f"config file {path}: [settings] must be a table")  # noqa: TRY004 - a user mistake
     options["_settings"] = raw_settings
     return options
 
 
-def build_settings(args: argparse.Namespace, profile: str | None = None) -> Settings:
-    """Scrapy settings for a ``crawl``, ``update`` or ``audit`` command line, every layer applied."""
+def _profile(args: argparse.Namespace, default: str | None, environ: Mapping[str, str]) -> str | None:
+    name = getattr(args, "profile", None) or environ.get(env_name("profile")) or default
+    if name is not None and name not in PROFILES:
+        raise ValueError(f"profile {name!r} is not one of {', '.join(PROFILES)}")
+    return name
+
+
+def build_layers(
+    args: argparse.Namespace,
+    profile: str | None = None,
+    kinds: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Settings, dict[str, str]]:
+    """Scrapy settings for a ``crawl``, ``update`` or ``audit`` command line, and
+    the layer each setting given came from: defaults < profile < TOML file
+    (``--config`` or ``$SITEMAP_CRAWLER_CONFIG``) < ``SITEMAP_CRAWLER_*`` < options < ``--set``."""
+    environ = os.environ if environ is None else environ
+    origins: dict[str, str] = {}
     settings = Settings()
     settings.setmodule("settings", priority="project")
-    for name, value in PROFILES.get(profile or "", {}).items():
-        settings.set(name, value, priority="project")
+    name = _profile(args, profile, environ)
+    for setting, value in PROFILES.get(name or "", {}).items():
+        settings.set(setting, value, priority="project")
+        origins[setting] = f"profile {name}"
     settings.set("SITEMAP_PROGRESS", not args.quiet and args.verbose < 2, priority="cmdline")
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
     settings.set("LOG_FORMAT", "%(levelname)s: %(message)s", priority="cmdline")
-    settings.set("SITEMAP_START_URL", args.url, priority="cmdline")
     if args.command == "update":
         settings.set("SITEMAP_UPDATE_ADD", args.add, priority="cmdline")
         settings.set("SITEMAP_UPDATE_REMOVE", args.remove, priority="cmdline")
-    layers: list[dict[str, Any]] = []
-    if args.config:
-        file_options = load_config_file(args.config)
-        for name, value in file_options.pop("_settings").items():
-            settings.set(str(name), value, priority="cmdline")
-        layers.append(file_options)
-    layers.append({k: v for k, v in vars(args).items() if k in OPTION_SETTINGS and v is not None})
-    for layer in layers:
-        for dest, value in layer.items():
-            name = OPTION_SETTINGS[dest]
-            if dest in EXTENDING:
-                value = [*settings.getlist(name), *value]
-            elif dest == "shard_section" and isinstance(value, list):
-                value = _sections(value)
-            settings.set(name, value, priority="cmdline")
+    given: list[tuple[str, Any, str]] = []  # (option dest, value, layer), lowest layer first
+    config = args.config or environ.get(env_name("config"))
+    if config:
+        file_options = load_config_file(config, kinds)
+        for setting, value in file_options.pop("_settings").items():
+            settings.set(str(setting), value, priority="cmdline")
+            origins[str(setting)] = f"config file {config} [settings]"
+        given += [(dest, value, f"config file {config}") for dest, value in file_options.items()]
+    if kinds:
+        given += [(dest, value, variable) for dest, (value, variable) in from_environment(kinds, environ).items()]
+    given += [
+        (dest, value, "the URL argument" if dest == "url" else "--" + dest.replace("_", "-"))
+        for dest, value in vars(args).items()
+        if dest in OPTION_SETTINGS and value is not None
+    ]
+    for dest, value, layer in given:
+        setting = OPTION_SETTINGS[dest]
+        if dest in EXTENDING:
+            value = [*settings.getlist(setting), *value]
+        elif dest == "shard_section" and isinstance(value, list):
+            value = _sections(value)
+        settings.set(setting, value, priority="cmdline")
+        origins[setting] = layer
     for item in args.set:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
+        setting, sep, value = item.partition("=")
+        if not sep or not setting:
             raise ValueError(f"--set expects NAME=VALUE, not {item!r}")
-        settings.set(name.strip(), value, priority="cmdline")
-    return settings
+        settings.set(setting.strip(), value, priority="cmdline")
+        origins[setting.strip()] = "--set"
+    if not settings.get("SITEMAP_START_URL"):
+        raise ValueError(f"no start URL: give URL, or set {env_name('url')} or url in the config file")
+    return settings, origins
+
+
+def build_settings(
+    args: argparse.Namespace, profile: str | None = None, kinds: Mapping[str, str] | None = None
+) -> Settings:
+    """:func:`build_layers` without the origins."""
+    return build_layers(args, profile, kinds)[0]
+
+
+def explain(error: ValueError, origins: Mapping[str, str]) -> str:
+    """*error*'s message, with the layer its setting came from (when it names one)."""
+    message = str(error)
+    setting = message.split(" ", 1)[0].rstrip(":")
+    layer = origins.get(setting)
+    return f"{message} (from {layer})" if layer and layer not in message else message
 
 
 def _sections(values: list[str]) -> dict[str, str]:

@@ -51,8 +51,10 @@ def server(servers: tuple[SiteServer, SiteServer]) -> SiteServer:
     return servers[0]
 
 
-def run_cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the installed console script as a user would."""
+def run_cli(
+    *args: str, timeout: float = 120, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script as a user would (*env* adds to the environment)."""
     return subprocess.run(
         [str(CLI), *args],
         capture_output=True,
@@ -61,6 +63,7 @@ def run_cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subpro
         check=False,
         stdin=subprocess.DEVNULL,
         cwd=cwd,
+        env={**os.environ, **env} if env else None,
     )
 
 

@@ -27,12 +27,12 @@ def long_options(command: argparse.ArgumentParser) -> list[str]:
 
 def test_every_subcommand_is_in_the_readme() -> None:
     commands = subcommands()
-    assert set(commands) == {"crawl", "update", "serve", "validate", "audit"}
+    assert set(commands) == {"crawl", "update", "serve", "validate", "audit", "config"}
     missing = [name for name in commands if f"sitemap-crawler {name}" not in README]
     assert missing == []
 
 
-@pytest.mark.parametrize("name", ["crawl", "update", "serve", "validate", "audit"])
+@pytest.mark.parametrize("name", ["crawl", "update", "serve", "validate", "audit", "config"])
 def test_every_option_of_every_subcommand_is_in_the_readme(name: str) -> None:
     options = long_options(subcommands()[name])
     assert options, name
@@ -57,3 +57,11 @@ def test_readme_commands_exist() -> None:
     makefile = (Path(__file__).parent.parent / "Makefile").read_text()
     for target in re.findall(r"^\s*make (\w+)", README, flags=re.MULTILINE):
         assert re.search(rf"^{target}:", makefile, flags=re.MULTILINE), target
+
+
+def test_every_option_has_its_environment_name_in_the_readme() -> None:
+    from crawler.cli.parser import option_kinds
+    from settings.environment import env_name
+
+    missing = [env_name(dest) for dest in option_kinds() if f"`{env_name(dest)}`" not in README]
+    assert missing == []

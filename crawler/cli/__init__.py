@@ -7,13 +7,16 @@ ends with a message saying why and exit status 1; success is 0.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from crawler.cli.audit import run_audit
+from crawler.cli.config import run_config
 from crawler.cli.crawl import run_crawl_command
 from crawler.cli.parser import UsageError, build_parser
 from crawler.cli.serve import run_serve
 from crawler.cli.validate import run_validate
+from crawler.logs import json_event
 from settings.staging import MASK
 
 __all__ = ["build_parser", "main"]
@@ -41,6 +44,16 @@ def masked(argv: list[str]) -> list[str]:
     return shown
 
 
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of option *name* in *argv*, before parsing (for how to report a parse error)."""
+    for position, word in enumerate(argv):
+        if word == name and position + 1 < len(argv):
+            return argv[position + 1]
+        if word.startswith(name + "="):
+            return word.partition("=")[2]
+    return None
+
+
 def _hide_secrets(argv: list[str]) -> None:
     if any(word.partition("=")[0] in SECRET_OPTIONS for word in argv):
         import setproctitle  # noqa: PLC0415 - only when there is something to hide
@@ -58,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve": run_serve,
         "validate": run_validate,
         "audit": run_audit,
+        "config": run_config,
     }
     try:
         args = parser.parse_args(arguments)
@@ -66,7 +80,14 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return commands[args.command](args)
     except (UsageError, ValueError) as error:
-        print(f"sitemap-crawler: error: {error}", file=sys.stderr)
+        wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format"))
+        if wants_json:
+            print(
+                json_event("ERROR", "sitemap-crawler", str(error), event="usage-error", exit=EXIT_USAGE),
+                file=sys.stderr,
+            )
+        else:
+            print(f"sitemap-crawler: error: {error}", file=sys.stderr)
         return EXIT_USAGE
 
 

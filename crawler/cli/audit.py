@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sqlite3
 import sys
 import time
@@ -23,14 +24,16 @@ from crawler.audit.findings import Kind
 from crawler.audit.preflight import PreflightError, preflight
 from crawler.audit.record import open_record
 from crawler.audit.report import write_report
-from crawler.cli.crawl import check_writable, log_filters, run_crawl
-from crawler.cli.parser import EXIT_FINDINGS, UsageError
+from crawler.cli.crawl import check_writable, effective_config, log_filters, run_crawl
+from crawler.cli.parser import EXIT_FINDINGS, UsageError, option_kinds
+from crawler.logs import json_event
 from crawler.state.lock import Locked
 from crawler.urls import site_root
 from crawler.validate.sets import SetOptions
 from pipelines.export import output_lock
 from settings.config import SitemapConfig
-from settings.layers import build_settings
+from settings.environment import from_environment
+from settings.layers import build_layers
 from settings.staging import MASK
 
 __all__ = ["run_audit"]
@@ -88,14 +91,31 @@ def _existing(
     return read_existing(sources, options, hosts)
 
 
+#: Options of the audit alone (no setting behind them): their defaults, read from the environment too.
+AUDIT_OPTIONS = {"fail_on": "", "deep_threshold": 5, "as_if_no_blocker": False, "ignore_robots": False, "sitemap": []}
+
+
+def _audit_options(args: argparse.Namespace) -> None:
+    """Fill the audit's own options left out on the command line from ``SITEMAP_CRAWLER_*``, else defaults."""
+    kinds = {"fail_on": "str", "deep_threshold": "int", "as_if_no_blocker": "bool", "ignore_robots": "bool",
+             "sitemap": "list"}  # fmt: skip
+    from_env = from_environment(kinds, os.environ)
+    for dest, default in AUDIT_OPTIONS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, from_env[dest][0] if dest in from_env else default)
+
+
 def run_audit(args: argparse.Namespace) -> int:
+    _audit_options(args)
     fail_on = _fail_on(args.fail_on)
     if args.deep_threshold < 0:
         raise UsageError(f"--deep-threshold must be 0 or more, not {args.deep_threshold}")
-    out = Path(args.out or "audit")
-    args.out = str(out)
-    args.report = args.report or str(out / "crawl-report.jsonl")
-    settings = build_settings(args, profile="audit")
+    settings, origins = build_layers(args, "audit", option_kinds())
+    if "SITEMAP_OUTPUT_DIR" not in origins:
+        settings.set("SITEMAP_OUTPUT_DIR", "audit", priority="cmdline")
+    out = Path(str(settings.get("SITEMAP_OUTPUT_DIR")))
+    if "SITEMAP_REPORT_PATH" not in origins:
+        settings.set("SITEMAP_REPORT_PATH", str(out / "crawl-report.jsonl"), priority="cmdline")
     record = out / ".audit-record.sqlite3"
     settings.set("SITEMAP_AUDIT_RECORD", str(record), priority="cmdline")
     remote = [s for s in args.sitemap if s.startswith(("http://", "https://"))]
@@ -105,7 +125,7 @@ def run_audit(args: argparse.Namespace) -> int:
             raise UsageError(f"--sitemap {path}: no such file or folder")
     if args.ignore_robots:
         settings.set("ROBOTSTXT_OBEY", False, priority="cmdline")
-    config = SitemapConfig.from_settings(settings)
+    config = effective_config(settings, origins)
     check_writable(out, "audit folder")
     try:
         output_lock(config).release()
@@ -156,6 +176,14 @@ def run_audit(args: argparse.Namespace) -> int:
     write_report(report, out, config.audit.hosts.to_production if config.audit.hosts else None)
     record.unlink(missing_ok=True)
     summary = report.summary()
+    published = result.export.publish
+    failing = sorted(kind.value for kind in fail_on if summary["findings"].get(kind.value))
+    code = EXIT_FINDINGS if failing else 0
+    if config.log_format == "json":
+        message = f"audited {summary['urls']} URLs; report {out / 'report.html'}"
+        fields = {"event": "summary", "counts": summary, "exit": code, "detail": "; ".join(failing) or None}
+        print(json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields), file=sys.stderr)
+        return code
     print(
         f"Audited {summary['urls']} URLs in {time.monotonic() - began:.1f} s: "
         + ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items()),
@@ -165,17 +193,14 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"STAGING BLOCKER: {blocker['detail']}", file=sys.stderr)
     for kind, count in summary["findings"].items():
         print(f"  {kind:<26} {count}", file=sys.stderr)
-    published = result.export.publish
     print(f"Report: {out / 'report.html'} (and report.json, urls.csv, findings-*.csv)", file=sys.stderr)
     if published is not None:
         print(f"Production sitemap preview: {published.index_path}", file=sys.stderr)
     else:
         print("No production sitemap: no URL would be listed (see the report)", file=sys.stderr)
-    failing = sorted(kind.value for kind in fail_on if summary["findings"].get(kind.value))
     if failing:
         print(f"sitemap-crawler: --fail-on: {', '.join(failing)} found", file=sys.stderr)
-        return EXIT_FINDINGS
-    return 0
+    return code
 
 
 def robots_user_agent_of(settings: Any) -> str:

@@ -16,9 +16,10 @@ from typing import Any
 from scrapy.crawler import CrawlerProcess
 from scrapy.settings import Settings
 
-from crawler.cli.parser import UsageError
+from crawler.cli.parser import UsageError, option_kinds
 from crawler.extensions.progress import progress_counts
 from crawler.extensions.runstate import RunState
+from crawler.logs import JsonFormatter, SecretsFilter, json_event
 from crawler.modes import RunMode
 from crawler.reasons import Reason
 from crawler.results import CrawlResult, Notification, NotPublished
@@ -28,9 +29,17 @@ from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
 from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
-from settings.layers import build_settings
+from settings.layers import build_layers, explain
 
-__all__ = ["crawl_failure", "run_crawl_command", "summarize"]
+__all__ = ["crawl_failure", "effective_config", "run_crawl_command", "summarize"]
+
+
+def effective_config(settings: Settings, origins: dict[str, str]) -> SitemapConfig:
+    """The validated configuration; a bad value names the layer it came from."""
+    try:
+        return SitemapConfig.from_settings(settings)
+    except ValueError as error:
+        raise UsageError(explain(error, origins)) from None
 
 
 def check_writable(folder: Path, what: str) -> None:
@@ -63,14 +72,27 @@ def log_filters(verbose: int) -> list[logging.Filter]:
 
 
 def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlResult, dict[str, Any]]:
-    """Run one crawl in this process; its result and its stats."""
+    """Run one crawl in this process; its result and its stats. With
+    ``SITEMAP_LOG_FORMAT=json`` every log line is a JSON object; known
+    secrets are masked in every line."""
     from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
 
+    config = SitemapConfig.from_settings(settings)
+    secrets = SecretsFilter(config.audit.access.secrets if config.audit.access else ())
+    own: logging.Handler | None = None
+    if config.log_format == "json":
+        # Our handler from the first line on (Scrapy's start-up lines too), in place of Scrapy's.
+        own = logging.StreamHandler(sys.stderr)
+        own.setFormatter(JsonFormatter())
+        own.setLevel(settings.get("LOG_LEVEL"))
+        logging.getLogger().addHandler(own)
+    if own is not None:
+        settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
-    process.crawl(crawler)  # installs the crawl's log handler before returning
+    process.crawl(crawler)  # installs the crawl's log handler before returning (text logs)
     for handler in logging.getLogger().handlers:
-        for log_filter in filters:
+        for log_filter in [*filters, secrets]:
             handler.addFilter(log_filter)
     # Scrapy sets its loggers to DEBUG and filters in its handler, so the
     # "Crawled" and "Scraped" records were built for every request only to be
@@ -84,6 +106,8 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
+        if own is not None:
+            logging.getLogger().removeHandler(own)
     return CrawlResult.of(crawler), crawler.stats.get_stats()
 
 
@@ -179,8 +203,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     """``crawl`` or ``update``: 0 when a sitemap set was published, 1 when not."""
     if args.command == "update" and not args.add and not args.remove:
         raise UsageError("update needs at least one --add or --remove URL")
-    settings = build_settings(args)
-    config = SitemapConfig.from_settings(settings)
+    settings, origins = build_layers(args, "live", option_kinds())
+    config = effective_config(settings, origins)
     check_writable(config.output_dir, "output folder")
     check_writable(config.report_path.parent, "report folder")
     RunState.preflight(config)
@@ -192,17 +216,42 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         raise UsageError(str(ForeignFiles(config.output_dir, clash)))
     started = time.monotonic()
     result, stats = run_crawl(settings, log_filters(args.verbose))
-    for line in summarize(result, stats, config, time.monotonic() - started):
-        print(line, file=sys.stderr)
+    elapsed = time.monotonic() - started
     published = result.export.publish
+    code = 1 if published is None else 3 if result.side_errors else 0
+    if config.log_format == "json":
+        print(summary_event(result, stats, config, elapsed, code), file=sys.stderr)
+    else:
+        for line in summarize(result, stats, config, elapsed):
+            print(line, file=sys.stderr)
     if published is None:
-        print(f"sitemap-crawler: no sitemap written: {crawl_failure(result, config)}", file=sys.stderr)
-        return 1
-    print(f"Sitemap index: {published.index_path} ({_plural(len(published.shards), 'sitemap file')})", file=sys.stderr)
-    if result.export.notification is not None:
-        print(notification_line(result.export.notification), file=sys.stderr)
-    print("Add this line to robots.txt:", file=sys.stderr)
+        if config.log_format != "json":
+            print(f"sitemap-crawler: no sitemap written: {crawl_failure(result, config)}", file=sys.stderr)
+        return code
+    if config.log_format != "json":
+        print(
+            f"Sitemap index: {published.index_path} ({_plural(len(published.shards), 'sitemap file')})", file=sys.stderr
+        )
+        if result.export.notification is not None:
+            print(notification_line(result.export.notification), file=sys.stderr)
+        print("Add this line to robots.txt:", file=sys.stderr)
+        for problem in result.side_errors:
+            print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
     print(f"Sitemap: {published.index_url}")
-    for problem in result.side_errors:
-        print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
-    return 3 if result.side_errors else 0
+    return code
+
+
+def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig, elapsed: float, code: int) -> str:
+    """The end of a run as one JSON log line: counts, reasons, what was published or why not."""
+    published = result.export.publish
+    counts: dict[str, Any] = {**progress_counts(stats), "seconds": round(elapsed, 1)}
+    counts["reasons"] = {reason.value: stats[dropped(reason)] for reason in Reason if stats.get(dropped(reason))}
+    fields: dict[str, Any] = {"event": "summary", "counts": counts, "exit": code, "run": result.run}
+    if published is None:
+        message = f"no sitemap written: {crawl_failure(result, config)}"
+    else:
+        message = f"published {published.index_path} ({_plural(len(published.shards), 'sitemap file')})"
+        fields["url"] = published.index_url
+        if result.side_errors:
+            fields["detail"] = "; ".join(result.side_errors)
+    return json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields)

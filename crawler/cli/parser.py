@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from functools import cache
 from typing import NoReturn
 
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
+from settings.layers import OPTION_SETTINGS, PROFILES
 
-__all__ = ["EXIT_FINDINGS", "UsageError", "add_audit_options", "add_crawl_options", "build_parser"]
+__all__ = ["EXIT_FINDINGS", "UsageError", "add_audit_options", "add_crawl_options", "build_parser", "option_kinds"]
 
 CRAWL_EXAMPLE = """\
 example:
@@ -45,6 +47,11 @@ example:
        --user preview --production-url https://www.example.com --as-if-no-blocker
   sitemap-crawler audit https://staging.example.com/ --out audit/ --production-url https://www.example.com \\
        --fail-on staging-blocker,broken-links,listed-not-indexable
+"""
+CONFIG_EXAMPLE = """\
+example:
+  SITEMAP_CRAWLER_MAX_PAGES=5000 sitemap-crawler config show https://www.example.com/ --config crawl.toml
+  sitemap-crawler config show --for audit --profile container https://staging.example.com/
 """
 #: Exit status of an audit whose --fail-on findings were found (its report is written).
 EXIT_FINDINGS = 4
@@ -117,6 +124,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_crawl_options(audit)
     add_audit_options(audit)
+    config = commands.add_parser(
+        "config",
+        help="show the effective configuration and the layer of each value",
+        description=(
+            "Print every setting as the run would see it, with the layer it came from: default < --profile < "
+            "--config file < SITEMAP_CRAWLER_* environment < options < --set. Secrets are masked."
+        ),
+        epilog=CONFIG_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    config.add_argument("action", choices=("show",), help="show: print the effective configuration")
+    config.add_argument(
+        "--for",
+        dest="for_command",
+        choices=("crawl", "audit"),
+        default="crawl",
+        help="the command whose defaults apply",
+    )
+    add_crawl_options(config)
+    add_audit_options(config)
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder tree",
@@ -146,6 +173,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@cache
+def option_kinds() -> dict[str, str]:
+    """The kind of every option that maps onto a setting (bool, int, float, list, str),
+    as the command line parses it: the environment and config files are read alike."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_crawl_options(parser)
+    add_audit_options(parser)
+    kinds = {}
+    for action in parser._actions:  # argparse has no public list of its actions
+        if action.dest not in OPTION_SETTINGS:
+            continue
+        if action.nargs == 0:
+            kinds[action.dest] = "bool"
+        elif isinstance(action, argparse._AppendAction):
+            kinds[action.dest] = "list"
+        else:
+            kinds[action.dest] = {int: "int", float: "float"}.get(action.type, "str")  # type: ignore[call-overload]
+    return kinds
+
+
 def add_audit_options(parser: argparse.ArgumentParser) -> None:
     from crawler.audit.findings import Kind  # noqa: PLC0415 - the kinds, named in --help
 
@@ -162,21 +209,22 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read pages as if the site-wide noindex or Disallow: / were absent",
     )
-    parser.add_argument("--ignore-robots", action="store_true", help="crawl despite robots.txt (logged loudly)")
-    parser.add_argument("--deep-threshold", type=int, default=5, metavar="N", help="pages deeper are deep-pages (5)")
     parser.add_argument(
-        "--sitemap", action="append", default=[], metavar="URL_OR_PATH", help="the site's sitemap to compare with"
+        "--ignore-robots", action="store_true", default=None, help="crawl despite robots.txt (logged loudly)"
     )
+    parser.add_argument("--deep-threshold", type=int, metavar="N", help="pages deeper are deep-pages (5)")
+    parser.add_argument("--sitemap", action="append", metavar="URL_OR_PATH", help="the site's sitemap to compare with")
     parser.add_argument(
         "--fail-on",
         metavar="KIND[,KIND...]",
-        default="",
         help="exit 4 when findings of these kinds exist: " + ", ".join(kind.value for kind in Kind),
     )
 
 
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", help="start URL; its scheme, host and port are the crawl scope")
+    parser.add_argument(
+        "url", nargs="?", help="start URL; its scheme, host and port are the crawl scope ($SITEMAP_CRAWLER_URL)"
+    )
     parser.add_argument("--out", "-o", metavar="DIR", help="output folder for the sitemaps (default: ./sitemaps)")
     parser.add_argument(
         "--base-url", metavar="URL", help="public URL the output folder is served at (default: site root)"
@@ -257,7 +305,13 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
     parser.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")
     parser.add_argument("--indexnow-key-location", metavar="URL", help="where the site serves the key file")
-    parser.add_argument("--config", metavar="FILE", help="TOML file with these options (command line wins)")
+    parser.add_argument(
+        "--config", metavar="FILE", help="TOML file with these options ($SITEMAP_CRAWLER_CONFIG; command line wins)"
+    )
+    parser.add_argument(
+        "--profile", choices=tuple(PROFILES), help="settings to start from: live (crawl), audit, container"
+    )
+    parser.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
     )

@@ -10,6 +10,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
+from crawler.logs import json_event
 from crawler.stats import Stat, dropped
 from settings.config import SitemapConfig
 
@@ -45,13 +46,17 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.started = time.monotonic()
         self.loop = LoopingCall(self.show)
+        self.json = False  # progress events as JSON log lines instead of a terminal line
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         if not SitemapConfig.from_crawler(crawler).progress:
             # Off unless asked for (SITEMAP_PROGRESS); no message, so Scrapy logs no warning.
             raise NotConfigured
-        progress = cls(crawler, 1.0 if sys.stderr.isatty() else 10.0)
+        config = SitemapConfig.from_crawler(crawler)
+        json_lines = config.log_format == "json"
+        progress = cls(crawler, 30.0 if json_lines else 1.0 if sys.stderr.isatty() else 10.0)
+        progress.json = json_lines
         crawler.signals.connect(progress.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(progress.spider_closed, signal=signals.spider_closed)
         return progress
@@ -67,12 +72,18 @@ class Progress:
             f"crawled {counts['crawled']} | queued {counts['queued']} | listed {counts['listed']}"
             f" | excluded {counts['excluded']} | {rate:.1f} pages/s"
         )
-        sys.stderr.write(f"\r\x1b[K{line}" if self.tty else line + "\n")
+        if self.json:
+            counts_with_rate = {**counts, "pages_per_second": round(rate, 1)}
+            sys.stderr.write(
+                json_event("INFO", "sitemap-crawler.progress", line, event="progress", counts=counts_with_rate) + "\n"
+            )
+        else:
+            sys.stderr.write(f"\r\x1b[K{line}" if self.tty and not self.json else line + "\n")
         sys.stderr.flush()
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.loop.running:
             self.loop.stop()
-        if self.tty:
+        if self.tty and not self.json:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()

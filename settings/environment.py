@@ -1,0 +1,75 @@
+"""Options from environment variables and TOML files, typed like the command line (SPEC S8).
+
+Every long option ``--max-pages`` has an environment variable
+``SITEMAP_CRAWLER_MAX_PAGES``; lists are comma-separated, flags are
+``true``/``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``). A value
+that is not of the option's kind stops with one line naming the variable
+(or the file and key) and the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ENV_PREFIX", "KINDS", "env_name", "from_environment", "typed"]
+
+ENV_PREFIX = "SITEMAP_CRAWLER_"
+#: The kinds an option value can be, as the command line parses them.
+KINDS = ("bool", "int", "float", "list", "str")
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def env_name(dest: str) -> str:
+    """``max_pages`` -> ``SITEMAP_CRAWLER_MAX_PAGES``."""
+    return ENV_PREFIX + dest.upper()
+
+
+def _from_text(text: str, kind: str, where: str) -> Any:
+    value = text.strip()
+    if kind == "bool":
+        if value.lower() in _TRUE:
+            return True
+        if value.lower() in _FALSE:
+            return False
+        raise ValueError(f"{where}: not true or false: {text!r}")
+    if kind == "int":
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"{where}: not an integer: {text!r}") from None
+    if kind == "float":
+        try:
+            return float(value)
+        except ValueError:
+            raise ValueError(f"{where}: not a number: {text!r}") from None
+    if kind == "list":
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def typed(value: Any, kind: str, where: str) -> Any:
+    """A TOML value checked against the option's kind (a string is read as the environment's would be)."""
+    if isinstance(value, str):
+        return _from_text(value, kind, where)
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if kind == "list" and isinstance(value, list) and all(isinstance(item, str | int | float) for item in value):
+        return [str(item) for item in value]
+    expected = {"bool": "true or false", "int": "an integer", "float": "a number", "list": "a list", "str": "a string"}
+    raise ValueError(f"{where}: not {expected[kind]}: {value!r}")
+
+
+def from_environment(kinds: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+    """{option dest: (typed value, variable name)} for every ``SITEMAP_CRAWLER_*`` variable set."""
+    found = {}
+    for dest, kind in kinds.items():
+        name = env_name(dest)
+        if name in environ:
+            found[dest] = (_from_text(environ[name], kind, name), name)
+    return found
