@@ -89,6 +89,8 @@ class CrawlResult:
     export: ExportResult = field(default_factory=ExportResult)
     #: Files beside the sitemap set that could not be written (the set itself is fine).
     side_errors: list[str] = field(default_factory=list)
+    #: The signal (SIGTERM, SIGINT) that stopped the run, if one did.
+    stopped_by: int | None = None
 
     @property
     def published(self) -> bool:

@@ -183,7 +183,7 @@ def test_a_run_stopped_twice_says_it_was_stopped(live_site: SiteServer, tmp_path
     time.sleep(0.3)
     process.send_signal(signal.SIGTERM)  # the second one forces the stop
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 1
+    assert process.returncode == 143  # 128 + SIGTERM
     assert "stopped" in stderr.splitlines()[-1] and "previous sitemaps kept" in stderr.splitlines()[-1], stderr
     assert not (tmp_path / "public" / "sitemap.xml").exists()
 

@@ -215,6 +215,30 @@ def test_killed_crawl_resumes_to_the_same_set(live: tuple[SiteServer, Path], tmp
     assert len(refetched) < len(fetched_before) - 1, "the resumed run started over"
 
 
+def test_sigterm_keeps_the_previous_set_and_resume_finishes_the_run(
+    live: tuple[SiteServer, Path], tmp_path: Path
+) -> None:
+    server, site = live
+    out = tmp_path / "public"
+    run(server, out)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    edit(site / "products/p3.html", "10 EUR", "11 EUR")
+    server.reset()
+    command = [str(CLI), "crawl", server.url(), "--out", str(out), "-q", "--delay", "0.4", *OPTIONS]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while len(server.paths()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr  # 128 + SIGTERM
+    assert "previous sitemaps kept" in stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before  # nothing half-written
+    resumed = run(server, out, "--resume")
+    assert "(resumed)" in resumed.process.stderr
+    assert server.url("/products/p3.html") in resumed.listed
+
+
 class _Recorder(BaseHTTPRequestHandler):
     """An IndexNow endpoint that records what it receives and fails the first POST."""
 

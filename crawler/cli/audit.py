@@ -24,7 +24,7 @@ from crawler.audit.findings import Kind
 from crawler.audit.preflight import PreflightError, preflight
 from crawler.audit.record import open_record
 from crawler.audit.report import write_report
-from crawler.cli.crawl import check_writable, effective_config, log_filters, run_crawl
+from crawler.cli.crawl import EXIT_SIGNAL, check_writable, effective_config, log_filters, run_crawl
 from crawler.cli.parser import EXIT_FINDINGS, UsageError, option_kinds
 from crawler.logs import json_event
 from crawler.state.lock import Locked
@@ -159,6 +159,10 @@ def run_audit(args: argparse.Namespace) -> int:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     began = time.monotonic()
     result, _ = run_crawl(settings, log_filters(args.verbose))
+    if result.stopped_by is not None:
+        print("sitemap-crawler: audit stopped by a signal: no report written", file=sys.stderr)
+        record.unlink(missing_ok=True)
+        return EXIT_SIGNAL + result.stopped_by
     db = open_record(record)
     try:
         existing = _existing(args, config, db, checked.has_sitemap_xml)

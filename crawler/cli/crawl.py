@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,10 @@ from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
 from settings.layers import build_layers, explain
 
-__all__ = ["crawl_failure", "effective_config", "run_crawl_command", "summarize"]
+#: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
+EXIT_SIGNAL = 128
+
+__all__ = ["EXIT_SIGNAL", "crawl_failure", "effective_config", "run_crawl_command", "summarize"]
 
 
 def effective_config(settings: Settings, origins: dict[str, str]) -> SitemapConfig:
@@ -97,6 +102,8 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     # Scrapy sets its loggers to DEBUG and filters in its handler, so the
     # "Crawled" and "Scraped" records were built for every request only to be
     # thrown away; filtered at the loggers, they are never built.
+    received: list[int] = []
+    _record_signals(received)
     loggers = [logging.getLogger(), logging.getLogger("scrapy")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
@@ -108,7 +115,30 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
             logger.setLevel(level)
         if own is not None:
             logging.getLogger().removeHandler(own)
-    return CrawlResult.of(crawler), crawler.stats.get_stats()
+    result = CrawlResult.of(crawler)
+    result.stopped_by = received[0] if received else None
+    return result, crawler.stats.get_stats()
+
+
+def _record_signals(received: list[int]) -> None:
+    """Note which signal stops the run (its exit status is 128 + its number),
+    leaving the stopping to Scrapy: the first signal finishes in-flight
+    requests and keeps the previous set, the second stops at once."""
+    from twisted.internet import reactor  # noqa: PLC0415 - the one Scrapy installed
+
+    def wrap() -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            original = signal.getsignal(signum)
+            if callable(original):
+                signal.signal(signum, partial(_noted, received, original))
+
+    # Scrapy installs its handlers once the reactor has started; ours wrap them just after.
+    reactor.callWhenRunning(reactor.callLater, 0, wrap)
+
+
+def _noted(received: list[int], original: Any, signum: int, frame: Any) -> None:
+    received.append(signum)
+    original(signum, frame)
 
 
 def _plural(count: int, word: str) -> str:
@@ -219,6 +249,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     published = result.export.publish
     code = 1 if published is None else 3 if result.side_errors else 0
+    if result.stopped_by is not None:
+        code = EXIT_SIGNAL + result.stopped_by
     if config.log_format == "json":
         print(summary_event(result, stats, config, elapsed, code), file=sys.stderr)
     else:
