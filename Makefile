@@ -1,6 +1,7 @@
 # The two commands of the README do all the set-up on a fresh machine:
 #   make crawl URL=https://www.example.com/ OUT=public   (install, then crawl)
 #   make test                                             (install, then lint and test)
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -27,16 +28,20 @@ lint: install
 	$(BIN)/mypy
 
 test: lint test-tools
-	$(BIN)/python -m pytest
+	@if command -v podman >/dev/null && command -v debootstrap >/dev/null; then . .ci/podman-setup; fi; \
+	  $(BIN)/python -m pytest
 
-# The audit report's browser test drives Debian's Chromium through its WebDriver.
-# Installed when missing and apt can run (root); without them that one test is skipped
-# (under CI=true it fails instead).
+# The audit report's browser test drives Debian's Chromium through its WebDriver; the
+# container tests build and run the image with podman on a Debian 12 base made here
+# (.ci/podman-setup). Installed when missing and apt can run (root); without them those
+# tests are skipped with the reason (under CI=true they fail instead).
+TEST_PACKAGES := chromium chromium-driver podman buildah runc debootstrap uidmap
 test-tools:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v podman >/dev/null \
+	  && command -v debootstrap >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } || \
-	  echo "note: chromium and chromium-driver are not installed: the browser test will be skipped" >&2
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES); } || \
+	  echo "note: $(TEST_PACKAGES) are not all installed: the browser and container tests will be skipped" >&2
 
 # Benchmarks need a fast static server (nginx) and a load tool (wrk) from Debian.
 bench-tools:

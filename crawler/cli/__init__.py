@@ -8,6 +8,7 @@ ends with a message saying why and exit status 1; success is 0.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from crawler.cli.audit import run_audit
@@ -44,6 +45,10 @@ def masked(argv: list[str]) -> list[str]:
     return shown
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _option(argv: list[str], name: str) -> str | None:
     """The value of option *name* in *argv*, before parsing (for how to report a parse error)."""
     for position, word in enumerate(argv):
@@ -64,6 +69,9 @@ def _hide_secrets(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     _hide_secrets(arguments)
+    # As PID 1 in a container a signal without a handler is ignored: every command stops on
+    # SIGTERM (crawls and serve install their own, finer handlers over this one).
+    signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()
     commands = {
         "crawl": run_crawl_command,
@@ -80,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         return commands[args.command](args)
     except (UsageError, ValueError) as error:
-        wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format"))
+        wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format")) or (
+            "container" in (os.environ.get("SITEMAP_CRAWLER_PROFILE"), _option(arguments, "--profile"))
+        )
         if wants_json:
             print(
                 json_event("ERROR", "sitemap-crawler", str(error), event="usage-error", exit=EXIT_USAGE),

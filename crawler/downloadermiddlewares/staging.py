@@ -35,7 +35,7 @@ class StagingAccessMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         access = SitemapConfig.from_crawler(crawler).audit.access
         if access is None:
-            raise NotConfigured("no staging credentials")
+            raise NotConfigured  # no message: Scrapy would log it as a warning
         return cls(access)
 
     def process_request(self, request: Request) -> None:

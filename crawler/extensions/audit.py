@@ -50,7 +50,7 @@ class AuditRecorder:
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = SitemapConfig.from_crawler(crawler)
         if config.audit.record_path is None:
-            raise NotConfigured("not an audit")
+            raise NotConfigured  # no message: Scrapy would log it as a warning
         recorder = cls(config)
         crawler.signals.connect(recorder.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(recorder.item_scraped, signal=signals.item_scraped)

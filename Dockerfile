@@ -1,0 +1,55 @@
+# sitemap-crawler in a container (SPEC S8).
+#
+#   podman build -t sitemap-crawler .          (or docker build)
+#   podman run --rm -v "$PWD/data:/data:U" sitemap-crawler crawl https://www.example.com/
+#
+# BASE is any Debian-like image; the official slim Python image by default.
+# Output, state and reports live under /data (the container profile).
+ARG BASE=docker.io/library/python:3.11-slim-bookworm
+
+FROM ${BASE} AS build
+# Python and venv from Debian when the base has none (a bare Debian base); the
+# slim Python image already has both. DL3008 (pin apt versions) is ignored: the
+# version is the base release's own, and pins would break every point release.
+# hadolint ignore=DL3008
+RUN if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip' 2>/dev/null; then \
+      apt-get update && apt-get install -y --no-install-recommends python3 python3-venv \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
+WORKDIR /src
+COPY pyproject.toml README.md scrapy.cfg ./
+COPY crawler ./crawler
+COPY pipelines ./pipelines
+COPY settings ./settings
+# A CA bundle can be given as the build secret "ca" (a machine behind an
+# intercepting proxy, or a base without ca-certificates); it is never written
+# into a layer.
+RUN --mount=type=secret,id=ca,required=false \
+    if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
+    && python3 -m venv /opt/sitemap-crawler \
+    && /opt/sitemap-crawler/bin/pip install --no-cache-dir --disable-pip-version-check . \
+    && /opt/sitemap-crawler/bin/sitemap-crawler --help >/dev/null
+
+FROM ${BASE}
+# DL3008 ignored for the reason given in the build stage.
+# hadolint ignore=DL3008
+RUN if ! command -v python3 >/dev/null; then \
+      apt-get update && apt-get install -y --no-install-recommends python3 \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi \
+    && useradd --create-home --uid 10001 --user-group crawler \
+    && mkdir -p /data && chown crawler:crawler /data
+COPY --from=build /opt/sitemap-crawler /opt/sitemap-crawler
+ENV PATH=/opt/sitemap-crawler/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    SITEMAP_CRAWLER_PROFILE=container
+USER 10001:10001
+WORKDIR /data
+VOLUME ["/data"]
+EXPOSE 8787
+# Meaningful for `serve` (its listening socket); other commands end on their own.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["python3", "-c", "import socket; socket.create_connection(('127.0.0.1', 8787), 2).close()"]
+# Python is PID 1: Scrapy and serve handle SIGTERM and SIGINT themselves.
+ENTRYPOINT ["sitemap-crawler"]
+CMD ["--help"]
