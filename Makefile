@@ -35,10 +35,10 @@ test: lint test-tools
 # container tests build and run the image with podman on a Debian 12 base made here
 # (.ci/podman-setup). Installed when missing and apt can run (root); without them those
 # tests are skipped with the reason (under CI=true they fail instead).
-TEST_PACKAGES := chromium chromium-driver podman buildah runc debootstrap uidmap
+TEST_PACKAGES := chromium chromium-driver podman buildah runc debootstrap uidmap redis-server
 test-tools:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v podman >/dev/null \
-	  && command -v debootstrap >/dev/null || \
+	  && command -v debootstrap >/dev/null && command -v redis-server >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES); } || \
 	  echo "note: $(TEST_PACKAGES) are not all installed: the browser and container tests will be skipped" >&2

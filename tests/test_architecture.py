@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
-PURE_PACKAGES = ("audit", "page", "sitemaps", "state", "validate", "services")
+PURE_PACKAGES = ("audit", "distributed", "page", "sitemaps", "state", "validate", "services")
 PURE_MODULES = ("hostmap", "items", "modes", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls")
 
 

@@ -1,0 +1,89 @@
+"""Queued requests as data, never as code (pure).
+
+What workers share through Redis is JSON of a fixed shape: URL, depth,
+referrer, priority, the name of a callback from a fixed list, and a few
+scalar meta values. Anything else in the frontier (a pickle, another
+program's entry, a tampered field) is refused, never executed: whoever can
+write to the Redis cannot run code in a worker.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+__all__ = ["CALLBACKS", "META_KEYS", "PoisonedEntry", "QueuedRequest", "decode", "encode"]
+
+VERSION = 1
+#: The spider methods a queued request may name.
+CALLBACKS = frozenset({"parse", "parse_sitemap"})
+#: Request meta that travels with a queued request (scalars only).
+META_KEYS = frozenset({"depth", "referrer", "sitemap_file", "sitemap_level", "dont_obey_robotstxt", "unconditional"})
+MAX_URL = 8192
+MAX_ENTRY = 16384
+_FIELDS = frozenset({"v", "url", "depth", "referrer", "priority", "callback", "meta"})
+
+
+class PoisonedEntry(ValueError):
+    """A frontier entry that is not a queued request of ours."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedRequest:
+    url: str
+    depth: int = 0
+    referrer: str | None = None
+    priority: int = 0
+    callback: str = "parse"
+    meta: dict[str, str | int | bool | None] = field(default_factory=dict)
+
+
+def encode(request: QueuedRequest) -> bytes:
+    if request.callback not in CALLBACKS:
+        raise ValueError(f"callback {request.callback!r} cannot be queued")
+    unknown = set(request.meta) - META_KEYS
+    if unknown:
+        raise ValueError(f"meta {sorted(unknown)} cannot be queued")
+    data = {
+        "v": VERSION,
+        "url": request.url,
+        "depth": request.depth,
+        "referrer": request.referrer,
+        "priority": request.priority,
+        "callback": request.callback,
+        "meta": request.meta,
+    }
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _int(data: dict[str, object], name: str, low: int, high: int) -> int:
+    value = data[name]
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise PoisonedEntry(f"{name} is not a whole number from {low} to {high}")
+    return value
+
+
+def decode(raw: bytes) -> QueuedRequest:
+    """The queued request in *raw*, or :class:`PoisonedEntry` for anything else."""
+    if len(raw) > MAX_ENTRY:
+        raise PoisonedEntry(f"entry of {len(raw)} bytes")
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        raise PoisonedEntry("not JSON") from None
+    if not isinstance(data, dict) or set(data) != _FIELDS or data["v"] != VERSION:
+        raise PoisonedEntry("not a queued request of this version")
+    url, referrer, callback, meta = data["url"], data["referrer"], data["callback"], data["meta"]
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or len(url) > MAX_URL:
+        raise PoisonedEntry("url is not an http(s) URL")
+    if referrer is not None and (not isinstance(referrer, str) or len(referrer) > MAX_URL):
+        raise PoisonedEntry("referrer is not a URL")
+    if callback not in CALLBACKS:
+        raise PoisonedEntry(f"callback {callback!r} is not one of ours")
+    if not isinstance(meta, dict) or not set(meta) <= META_KEYS:
+        raise PoisonedEntry("meta has keys that are not ours")
+    if not all(value is None or isinstance(value, str | int | bool) for value in meta.values()):
+        raise PoisonedEntry("meta values must be scalars")
+    return QueuedRequest(
+        url, _int(data, "depth", 0, 1_000_000), referrer, _int(data, "priority", -(10**9), 10**9), callback, meta
+    )
