@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import pickle
 import shutil
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -117,3 +119,86 @@ def test_the_codec_refuses_what_is_not_a_queued_request(raw: bytes) -> None:
 def test_the_codec_round_trips() -> None:
     queued = QueuedRequest("https://e.com/a?b=1", 3, "https://e.com/", -3, "parse_sitemap", {"sitemap_level": 2})
     assert decode(encode(queued)) == queued
+
+
+def test_the_pace_holds_for_the_site_across_workers(redis_url: str) -> None:
+    from crawler.distributed.coordination import SitePace
+
+    starts: list[float] = []
+    in_flight = [0, 0]  # now, most
+
+    async def worker() -> None:
+        redis = Redis.from_url(redis_url)  # a connection of its own, as another process would have
+        pace = SitePace(redis, "c", "https://e.com")
+        try:
+            for _ in range(6):
+                while (wait := await pace.try_acquire(delay=0.05, concurrency=2)) > 0:
+                    await asyncio.sleep(wait)
+                starts.append(asyncio.get_running_loop().time())
+                in_flight[0] += 1
+                in_flight[1] = max(in_flight)
+                await asyncio.sleep(0.01)  # the download
+                in_flight[0] -= 1
+                await pace.release()
+        finally:
+            await redis.aclose()
+
+    async def main() -> None:
+        await asyncio.gather(worker(), worker(), worker())
+
+    asyncio.run(main())
+    starts.sort()
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert len(starts) == 18
+    assert min(gaps) >= 0.045, gaps  # 50 ms apart, whoever downloads (1 ms of rounding allowed)
+    assert in_flight[1] <= 2
+
+
+def test_the_crawl_is_finished_when_nothing_is_left_and_everyone_rested(redis_url: str) -> None:
+    from crawler.distributed.coordination import Workers, crawl_finished
+
+    async def body(redis: Redis) -> None:
+        frontier = RedisFrontier(redis, "c", "w1")
+        await frontier.open()
+        workers = Workers(redis, "c", ttl=0.3)
+        await frontier.offer([request(1)])
+        await workers.beat("w1", None)
+        assert not await crawl_finished(frontier, workers, grace=1.0)  # queued work
+        leases = await frontier.lease()
+        await frontier.ack([lease.entry for lease in leases])
+        now = time.time()
+        await workers.beat("w1", now)
+        await workers.beat("w2", None)
+        assert not await crawl_finished(frontier, workers, grace=1.0, now=now + 2)  # w2 is busy
+        await asyncio.sleep(0.4)  # both heartbeats expire: w2 died
+        await workers.beat("w1", now)
+        assert [state.name for state in await workers.alive()] == ["w1"]
+        assert not await crawl_finished(frontier, workers, grace=1.0, now=now + 0.5)  # not rested long enough
+        assert await crawl_finished(frontier, workers, grace=1.0, now=now + 1.5)
+
+    run(redis_url, body)
+
+
+def test_items_reach_one_exporter_and_survive_its_death(redis_url: str) -> None:
+    from crawler.distributed.items import ItemChannel
+    from crawler.items import PageFacts
+
+    async def body(redis: Redis) -> None:
+        first = ItemChannel(redis, "c", "exporter-1", lease_seconds=0.2)
+        await first.open()
+        facts = PageFacts(url="https://e.com/a", status=200, images=["https://cdn.e.com/i.png"], depth=2)
+        await first.push(facts)
+        await redis.xadd(first.stream, {"f": pickle.dumps(facts)})
+        taken = await first.take()
+        assert [item.url for _, item in taken] == ["https://e.com/a"] and first.refused == 1
+        assert taken[0][1].images == ["https://cdn.e.com/i.png"] and taken[0][1].depth == 2
+        # The first exporter dies before it is done: the item goes to the next one.
+        second = ItemChannel(redis, "c", "exporter-2", lease_seconds=0.2)
+        assert await second.take() == []
+        await asyncio.sleep(0.3)
+        again = await second.take()
+        assert [item.url for _, item in again] == ["https://e.com/a"]
+        await second.done([entry for entry, _ in again])
+        assert await second.backlog() == 0
+
+    run(redis_url, body)
