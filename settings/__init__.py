@@ -187,3 +187,8 @@ SITEMAP_IGNORE_DIRECTIVES: list[str] = []  # "header:noindex" / "meta:noindex": 
 SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL = False  # read robots.txt as if its "Disallow: /" lines were absent
 SITEMAP_SEED_SITEMAPS: list[str] = []  # sitemap URLs read for seeds besides those robots.txt names
 SITEMAP_AUDIT_RECORD = None  # the audit recorder's SQLite file; set by `sitemap-crawler audit`
+# A crawl shared by workers through Redis (SPEC S8).
+SITEMAP_DISTRIBUTED = None  # redis://HOST:PORT/DB: the shared frontier, seen set and item flow
+SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the start URL and output folder)
+SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goes to another worker
+SITEMAP_IDLE_GRACE = 2.0  # every worker idle this long, nothing queued or leased: the crawl is over

@@ -24,6 +24,7 @@ from crawler.sitemaps.shards import SetLayout
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.checks import beside, check_paths, check_scrapy_values
+from settings.distributed import Distributed, read_distributed
 from settings.staging import Audit, read_audit
 from settings.values import number, strings, whole_number
 
@@ -90,6 +91,7 @@ class SitemapConfig:
     update_add: tuple[str, ...]
     update_remove: tuple[str, ...]
     audit: Audit
+    distributed: Distributed | None
 
     @property
     def updating(self) -> bool:
@@ -196,6 +198,7 @@ class SitemapConfig:
                 _absolute_url("--remove", u, strip) for u in strings(settings, "SITEMAP_UPDATE_REMOVE")
             ),
             audit=audit,
+            distributed=read_distributed(settings, start_url, str(output_dir)),
         )
         check_paths(config)
         check_scrapy_values(scrapy_settings)

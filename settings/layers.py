@@ -78,6 +78,7 @@ OPTION_SETTINGS = {
     "cookie": "SITEMAP_STAGING_COOKIES",
     "url": "SITEMAP_START_URL",
     "log_format": "SITEMAP_LOG_FORMAT",
+    "distributed": "SITEMAP_DISTRIBUTED",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

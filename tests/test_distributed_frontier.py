@@ -88,8 +88,11 @@ def test_an_entry_that_is_not_ours_is_refused_not_run(redis_url: str) -> None:
         frontier = RedisFrontier(redis, "c", "w")
         await frontier.open()
         await redis.xadd(frontier.stream, {"r": pickle.dumps(Boom())})
-        await redis.xadd(frontier.stream, {"r": b'{"v":1,"url":"file:///etc/passwd","depth":0,"referrer":null,'
-                                                 b'"priority":0,"callback":"parse","meta":{}}'})  # fmt: skip
+        local_file = (
+            b'{"v":1,"url":"file:///etc/passwd","depth":0,"referrer":null,'
+            b'"priority":0,"callback":"parse","errback":"failed","meta":{}}'
+        )
+        await redis.xadd(frontier.stream, {"r": local_file})
         await redis.xadd(frontier.stream, {"other": b"x"})
         await frontier.offer([request(1)])
         leases = await frontier.lease(count=10)
@@ -105,10 +108,10 @@ def test_an_entry_that_is_not_ours_is_refused_not_run(redis_url: str) -> None:
     [
         b"\x80\x04K\x01.",  # a pickle
         b"[]",
-        b'{"v":1,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"__init__","meta":{}}',
-        b'{"v":1,"url":"https://e.com/","depth":-1,"referrer":null,"priority":0,"callback":"parse","meta":{}}',
-        b'{"v":1,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","meta":{"x":1}}',
-        b'{"v":2,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","meta":{}}',
+        b'{"v":1,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"__init__","errback":"failed","meta":{}}',
+        b'{"v":1,"url":"https://e.com/","depth":-1,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{}}',
+        b'{"v":1,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{"x":1}}',
+        b'{"v":2,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{}}',
     ],
 )
 def test_the_codec_refuses_what_is_not_a_queued_request(raw: bytes) -> None:
@@ -117,7 +120,10 @@ def test_the_codec_refuses_what_is_not_a_queued_request(raw: bytes) -> None:
 
 
 def test_the_codec_round_trips() -> None:
-    queued = QueuedRequest("https://e.com/a?b=1", 3, "https://e.com/", -3, "parse_sitemap", {"sitemap_level": 2})
+    queued = QueuedRequest(
+        "https://e.com/a?b=1", 3, "https://e.com/", -3, "parse_sitemap", "sitemap_failed",
+        {"sitemap_level": 2, "redirect_chain": ["https://e.com/x"]},
+    )  # fmt: skip
     assert decode(encode(queued)) == queued
 
 

@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from scrapy.crawler import CrawlerProcess
+from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.cli.parser import UsageError, option_kinds
@@ -31,6 +31,7 @@ from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
 from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
+from settings.distributed import worker_settings
 from settings.layers import build_layers, explain
 
 #: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
@@ -94,8 +95,16 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     if own is not None:
         settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(SiteSpider)
-    process.crawl(crawler)  # installs the crawl's log handler before returning (text logs)
+    if config.distributed is None:
+        crawler = process.create_crawler(SiteSpider)
+        process.crawl(crawler)  # installs the crawl's log handler before returning (text logs)
+    else:
+        from crawler.spiders.export import ExportSpider  # noqa: PLC0415 - a distributed crawl only
+
+        # The exporter holds the result (report, state store, publishing); a worker here crawls too.
+        crawler = process.create_crawler(ExportSpider)  # the first crawler installs the reactor
+        process.crawl(crawler)
+        process.crawl(Crawler(SiteSpider, worker_settings(settings)))
     for handler in logging.getLogger().handlers:
         for log_filter in [*filters, secrets]:
             handler.addFilter(log_filter)

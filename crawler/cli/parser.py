@@ -313,6 +313,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")
     parser.add_argument(
+        "--distributed", metavar="REDIS_URL", help="share the crawl through Redis: workers join with `worker`"
+    )
+    parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
     )
     parser.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")

@@ -12,16 +12,30 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-__all__ = ["CALLBACKS", "META_KEYS", "PoisonedEntry", "QueuedRequest", "decode", "encode"]
+__all__ = ["CALLBACKS", "ERRBACKS", "META_KEYS", "PoisonedEntry", "QueuedRequest", "decode", "encode"]
 
 VERSION = 1
 #: The spider methods a queued request may name.
 CALLBACKS = frozenset({"parse", "parse_sitemap"})
+ERRBACKS = frozenset({"failed", "sitemap_failed"})
 #: Request meta that travels with a queued request (scalars only).
-META_KEYS = frozenset({"depth", "referrer", "sitemap_file", "sitemap_level", "dont_obey_robotstxt", "unconditional"})
+META_KEYS = frozenset(
+    {
+        "depth",
+        "referrer",
+        "page",
+        "redirect_chain",
+        "sitemap_file",
+        "sitemap_level",
+        "dont_obey_robotstxt",
+        "unconditional",
+    }
+)
+#: The one list in meta: the redirect hops that led to a request.
+MAX_CHAIN = 64
 MAX_URL = 8192
 MAX_ENTRY = 16384
-_FIELDS = frozenset({"v", "url", "depth", "referrer", "priority", "callback", "meta"})
+_FIELDS = frozenset({"v", "url", "depth", "referrer", "priority", "callback", "errback", "meta"})
 
 
 class PoisonedEntry(ValueError):
@@ -35,12 +49,13 @@ class QueuedRequest:
     referrer: str | None = None
     priority: int = 0
     callback: str = "parse"
-    meta: dict[str, str | int | bool | None] = field(default_factory=dict)
+    errback: str = "failed"
+    meta: dict[str, str | int | bool | list[str] | None] = field(default_factory=dict)
 
 
 def encode(request: QueuedRequest) -> bytes:
-    if request.callback not in CALLBACKS:
-        raise ValueError(f"callback {request.callback!r} cannot be queued")
+    if request.callback not in CALLBACKS or request.errback not in ERRBACKS:
+        raise ValueError(f"callback {request.callback!r} or errback {request.errback!r} cannot be queued")
     unknown = set(request.meta) - META_KEYS
     if unknown:
         raise ValueError(f"meta {sorted(unknown)} cannot be queued")
@@ -51,6 +66,7 @@ def encode(request: QueuedRequest) -> bytes:
         "referrer": request.referrer,
         "priority": request.priority,
         "callback": request.callback,
+        "errback": request.errback,
         "meta": request.meta,
     }
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
@@ -78,12 +94,15 @@ def decode(raw: bytes) -> QueuedRequest:
         raise PoisonedEntry("url is not an http(s) URL")
     if referrer is not None and (not isinstance(referrer, str) or len(referrer) > MAX_URL):
         raise PoisonedEntry("referrer is not a URL")
-    if callback not in CALLBACKS:
-        raise PoisonedEntry(f"callback {callback!r} is not one of ours")
+    if callback not in CALLBACKS or data["errback"] not in ERRBACKS:
+        raise PoisonedEntry(f"callback {callback!r} or errback {data['errback']!r} is not one of ours")
     if not isinstance(meta, dict) or not set(meta) <= META_KEYS:
         raise PoisonedEntry("meta has keys that are not ours")
-    if not all(value is None or isinstance(value, str | int | bool) for value in meta.values()):
-        raise PoisonedEntry("meta values must be scalars")
-    return QueuedRequest(
-        url, _int(data, "depth", 0, 1_000_000), referrer, _int(data, "priority", -(10**9), 10**9), callback, meta
-    )
+    for key, value in meta.items():
+        if key == "redirect_chain":
+            if not isinstance(value, list) or len(value) > MAX_CHAIN or not all(isinstance(v, str) for v in value):
+                raise PoisonedEntry("redirect_chain must be a short list of URLs")
+        elif value is not None and not isinstance(value, str | int | bool):
+            raise PoisonedEntry("meta values must be scalars")
+    depth, priority = _int(data, "depth", 0, 1_000_000), _int(data, "priority", -(10**9), 10**9)
+    return QueuedRequest(url, depth, referrer, priority, callback, str(data["errback"]), meta)

@@ -1,0 +1,142 @@
+"""A Scrapy worker of a shared crawl: the scheduler that talks to Redis.
+
+Requests the spider builds are offered to the shared frontier; requests
+leased from it come back into this engine with their callback and errback
+wrapped, so that whatever the callback or errback yields goes where it
+must: new requests to the frontier, the facts of URLs to the exporter. Only
+then is the lease acknowledged (see :mod:`crawler.distributed.link`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from redis.asyncio import Redis
+from scrapy import Request, signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.exceptions import DontCloseSpider
+
+from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
+from crawler.distributed.frontier import Lease
+from crawler.distributed.link import WorkerLink
+from crawler.items import PageFacts
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+__all__ = ["RedisScheduler"]
+
+logger = logging.getLogger(__name__)
+
+
+class RedisScheduler(BaseScheduler):
+    def __init__(self, crawler: Crawler, link: WorkerLink):
+        self.crawler = crawler
+        self.link = link
+        self.inbox: deque[Request] = deque()
+        self.spider: Spider | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.done = False  # the shared crawl is over (or its link failed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = SitemapConfig.from_crawler(crawler)
+        assert config.distributed is not None, "the Redis scheduler runs in a distributed crawl only"
+        name = f"{socket.gethostname()}-{os.getpid()}-{id(crawler):x}"
+        redis = Redis.from_url(config.distributed.url)
+        link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
+                          grace=config.distributed.grace)  # fmt: skip
+        scheduler = cls(crawler, link)
+        crawler.signals.connect(scheduler.spider_idle, signal=signals.spider_idle)
+        return scheduler
+
+    def spider_idle(self, spider: Spider) -> None:
+        """Idle here is not the end: other workers may still find work; the link says when it is over."""
+        if not self.done:
+            raise DontCloseSpider
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.task = asyncio.get_event_loop().create_task(self.link.run(self._wake, self._finished))
+        self.task.add_done_callback(self._ended)
+
+    def close(self, reason: str) -> None:
+        self.link.stopping = True
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("The link to the shared crawl failed: %s", task.exception())
+            self.done = True
+            asyncio.get_event_loop().create_task(self.crawler.engine.close_spider_async(reason="redis-failed"))
+
+    async def _finished(self) -> None:
+        self.done = True
+        await self.crawler.engine.close_spider_async(reason="finished")
+
+    def has_pending_requests(self) -> bool:
+        return bool(self.inbox)
+
+    def next_request(self) -> Request | None:
+        return self.inbox.popleft() if self.inbox else None
+
+    def enqueue_request(self, request: Request) -> bool:
+        if "lease" in request.meta:
+            self.inbox.append(request)
+            return True
+        callback = getattr(request.callback, "__name__", "parse")
+        errback = getattr(request.errback, "__name__", "failed")
+        if callback not in CALLBACKS or errback not in ERRBACKS:
+            logger.warning("Not shared (its callback is not one of the spider's): %s", request.url)
+            return False
+        meta = {key: value for key, value in request.meta.items() if key in META_KEYS}
+        queued = QueuedRequest(
+            request.url, int(request.meta.get("depth", 0)), request.meta.get("referrer"), request.priority,
+            callback, errback, meta,
+        )  # fmt: skip
+        self.link.offer(self.crawler.request_fingerprinter.fingerprint(request), queued)
+        return True
+
+    # --- leases back into this engine ---
+    def _wake(self, lease: Lease) -> None:
+        queued = lease.request
+        request = Request(
+            queued.url,
+            callback=self._callback,
+            errback=self._errback,
+            meta={**queued.meta, "lease": lease.entry, "callback": queued.callback, "errback": queued.errback},
+            priority=queued.priority,
+        )
+        self.crawler.engine.crawl(request)
+
+    def _callback(self, response: Response) -> list[Any]:
+        spider = self.spider
+        assert spider is not None
+        self._route(response.meta["lease"], getattr(spider, response.meta["callback"])(response))
+        return []
+
+    def _errback(self, failure: Failure) -> list[Any]:
+        spider = self.spider
+        assert spider is not None
+        request = failure.request  # type: ignore[attr-defined]
+        self._route(request.meta["lease"], getattr(spider, request.meta["errback"])(failure))
+        return []
+
+    def _route(self, lease: str, output: Iterable[Any] | None) -> None:
+        for thing in output or ():
+            if isinstance(thing, Request):
+                self.enqueue_request(thing)
+            elif isinstance(thing, PageFacts):
+                self.link.item(lease, thing)
+        self.link.output_done(lease)

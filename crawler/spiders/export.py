@@ -1,0 +1,87 @@
+"""The exporter of a shared crawl: it fetches nothing, it takes the facts the
+workers pushed and yields them, so they pass every pipeline of a local
+crawl (listing rules, honest lastmod, the state store, the export) and the
+crawl report, once per URL. Each item is acknowledged in Redis once its
+pipelines are done with it; the spider ends when the crawl is over
+everywhere and nothing is left to export.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from redis.asyncio import Redis
+from scrapy import Spider, signals
+
+from crawler.distributed.coordination import Workers, crawl_finished
+from crawler.distributed.frontier import RedisFrontier
+from crawler.distributed.items import ItemChannel
+from crawler.extensions.runstate import RunState
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+__all__ = ["ExportSpider"]
+
+
+class ExportSpider(Spider):
+    name = "site-export"
+    config: SitemapConfig
+    channel: ItemChannel
+    entries: dict[int, str]
+    acks: set[asyncio.Task[None]]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.config = SitemapConfig.from_crawler(crawler)
+        assert spider.config.distributed is not None
+        RunState.of(crawler)  # the state store is the exporter's alone
+        spider.entries = {}
+        spider.acks = set()
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(spider.item_done, signal=signal)
+        return spider
+
+    def item_done(self, item: Any, **_: Any) -> None:
+        entry = self.entries.pop(id(item), None)
+        if entry is not None:
+            task = asyncio.get_event_loop().create_task(self.channel.done([entry]))
+            self.acks.add(task)
+            task.add_done_callback(self.acks.discard)
+
+    async def start(self) -> AsyncIterator[Any]:
+        shared = self.config.distributed
+        assert shared is not None
+        redis = Redis.from_url(shared.url)
+        self.channel = ItemChannel(redis, shared.crawl)
+        frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds)
+        workers = Workers(redis, shared.crawl)
+        await self.channel.open()
+        await frontier.open()
+        exported: set[str] = set()
+        while True:
+            taken = await self.channel.take(100)
+            duplicates = []
+            for entry, facts in taken:
+                if facts.url in exported:  # two workers met the same out-of-scope link, or a lease was redone
+                    duplicates.append(entry)
+                    continue
+                exported.add(facts.url)
+                self.entries[id(facts)] = entry
+                yield facts
+            await self.channel.done(duplicates)
+            if taken:
+                continue
+            started = await frontier.seen_count() > 0
+            finished = started and not self.entries and await crawl_finished(frontier, workers, shared.grace)
+            if finished and await self.channel.backlog() == 0:
+                break
+            await asyncio.sleep(0.2)
+        await asyncio.gather(*self.acks)
+        await redis.aclose()
