@@ -191,4 +191,5 @@ SITEMAP_AUDIT_RECORD = None  # the audit recorder's SQLite file; set by `sitemap
 SITEMAP_DISTRIBUTED = None  # redis://HOST:PORT/DB: the shared frontier, seen set and item flow
 SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the start URL and output folder)
 SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goes to another worker
+SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawler worker`)
 SITEMAP_IDLE_GRACE = 2.0  # every worker idle this long, nothing queued or leased: the crawl is over

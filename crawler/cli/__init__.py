@@ -17,6 +17,7 @@ from crawler.cli.crawl import run_crawl_command
 from crawler.cli.parser import UsageError, build_parser
 from crawler.cli.serve import run_serve
 from crawler.cli.validate import run_validate
+from crawler.cli.worker import run_worker
 from crawler.logs import json_event
 from settings.staging import MASK
 
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         "validate": run_validate,
         "audit": run_audit,
         "config": run_config,
+        "worker": run_worker,
     }
     try:
         args = parser.parse_args(arguments)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapy.crawler import Crawler, CrawlerProcess
-from scrapy.settings import Settings
+from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from crawler.cli.parser import UsageError, option_kinds
 from crawler.extensions.progress import progress_counts
@@ -31,7 +31,7 @@ from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
 from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
-from settings.distributed import worker_settings
+from settings.distributed import Distributed, worker_settings
 from settings.layers import build_layers, explain
 
 #: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
@@ -94,8 +94,16 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
         logging.getLogger().addHandler(own)
     if own is not None:
         settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
+    worker_only = settings.get("SITEMAP_ROLE") == "worker"
+    if config.distributed is not None and not worker_only:
+        publish(settings, config.distributed)
+    if worker_only:
+        settings = worker_settings(settings)
     process = CrawlerProcess(settings)
-    if config.distributed is None:
+    if worker_only:
+        crawler = process.create_crawler(SiteSpider)
+        process.crawl(crawler)
+    elif config.distributed is None:
         crawler = process.create_crawler(SiteSpider)
         process.crawl(crawler)  # installs the crawl's log handler before returning (text logs)
     else:
@@ -127,6 +135,22 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     result = CrawlResult.of(crawler)
     result.stopped_by = received[0] if received else None
     return result, crawler.stats.get_stats()
+
+
+def publish(settings: Settings, shared: Distributed) -> None:
+    """The crawl's configuration in Redis for the workers: every setting given (any layer above the defaults)."""
+    from redis import Redis  # noqa: PLC0415 - a distributed crawl only
+
+    from crawler.distributed.config import publish_config  # noqa: PLC0415
+
+    given = {}
+    for name in settings.attributes:
+        if (settings.getpriority(name) or 0) >= SETTINGS_PRIORITIES["cmdline"] and name != "SITEMAP_DISTRIBUTED":
+            value = settings[name]
+            given[name] = value.copy_to_dict() if hasattr(value, "copy_to_dict") else value
+    given["SITEMAP_CRAWL_ID"] = shared.crawl
+    with Redis.from_url(shared.url, socket_timeout=10) as redis:
+        publish_config(redis, shared.crawl, given)
 
 
 def _record_signals(received: list[int]) -> None:

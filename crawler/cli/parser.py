@@ -48,6 +48,11 @@ example:
   sitemap-crawler audit https://staging.example.com/ --out audit/ --production-url https://www.example.com \\
        --fail-on staging-blocker,broken-links,listed-not-indexable
 """
+WORKER_EXAMPLE = """\
+example:
+  sitemap-crawler crawl https://www.example.com/ --out public/ --distributed redis://redis.internal:6379/0
+  sitemap-crawler worker redis://redis.internal:6379/0        # on every other machine
+"""
 CONFIG_EXAMPLE = """\
 example:
   SITEMAP_CRAWLER_MAX_PAGES=5000 sitemap-crawler config show https://www.example.com/ --config crawl.toml
@@ -144,6 +149,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_crawl_options(config)
     add_audit_options(config)
+    worker = commands.add_parser(
+        "worker",
+        help="join a crawl shared through Redis (started with crawl --distributed)",
+        description=(
+            "Join the current crawl of the Redis at REDIS_URL: its configuration comes from there, the coordinator "
+            "publishes it. Leases requests, fetches them and hands the facts to the coordinator's exporter; ends when "
+            "the crawl is over everywhere. Any number of workers, on any machine that reaches the Redis."
+        ),
+        epilog=WORKER_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    worker.add_argument("redis_url", metavar="REDIS_URL", help="redis://[:PASSWORD@]HOST:PORT/DB of the crawl")
+    worker.add_argument("--wait", type=float, default=30.0, metavar="SECONDS", help="how long to wait for a crawl (30)")
+    worker.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
+    worker.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder tree",

@@ -1,0 +1,55 @@
+"""``sitemap-crawler worker REDIS_URL``: join a crawl shared through Redis.
+
+The configuration is the coordinator's, read from Redis; this process only
+crawls: it leases requests, fetches them and hands the facts on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from redis import Redis
+from redis.exceptions import RedisError
+from scrapy.settings import Settings
+
+from crawler.cli.crawl import EXIT_SIGNAL, log_filters, run_crawl
+from crawler.distributed.config import fetch_config
+from settings.distributed import masked_url
+
+__all__ = ["run_worker"]
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    url = str(args.redis_url)
+    ends = time.monotonic() + max(0.0, args.wait)
+    try:
+        with Redis.from_url(url, socket_timeout=10) as redis:
+            found = fetch_config(redis)
+            while found is None and time.monotonic() < ends:  # bounded: --wait seconds
+                time.sleep(0.5)
+                found = fetch_config(redis)
+    except (RedisError, OSError) as error:
+        print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)
+        return 1
+    if found is None:
+        print(f"sitemap-crawler: worker not started: no crawl to join at {masked_url(url)}", file=sys.stderr)
+        return 1
+    crawl, values = found
+    settings = Settings()
+    settings.setmodule("settings", priority="project")
+    for name, value in values.items():
+        settings.set(name, value, priority="cmdline")
+    settings.set("SITEMAP_DISTRIBUTED", url, priority="cmdline")  # this worker's way to the Redis
+    settings.set("SITEMAP_CRAWL_ID", crawl, priority="cmdline")
+    settings.set("SITEMAP_ROLE", "worker", priority="cmdline")
+    settings.set("SITEMAP_PROGRESS", False, priority="cmdline")
+    settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
+    if args.log_format:
+        settings.set("SITEMAP_LOG_FORMAT", args.log_format, priority="cmdline")
+    result, stats = run_crawl(settings, log_filters(args.verbose))
+    if result.stopped_by is not None:
+        return EXIT_SIGNAL + result.stopped_by
+    print(f"worker done: {stats.get('response_received_count', 0)} responses", file=sys.stderr)
+    return 0 if stats.get("finish_reason") == "finished" else 1
