@@ -76,6 +76,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
     # Off through COOKIES_ENABLED as well; listed so its module (48 ms of imports) is never loaded.
     "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
+    # A shared crawl's pace for the whole site, asked of Redis just before each download.
+    "crawler.downloadermiddlewares.sharedpace.SharedPaceMiddleware": 980,
     # Staging credentials on the staging origin only; last, so nothing adds them after it.
     "crawler.downloadermiddlewares.staging.StagingAccessMiddleware": 990,
 }
@@ -192,4 +194,5 @@ SITEMAP_DISTRIBUTED = None  # redis://HOST:PORT/DB: the shared frontier, seen se
 SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the start URL and output folder)
 SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goes to another worker
 SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawler worker`)
+SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pace keeps (DOWNLOAD_DELAY is 0 there)
 SITEMAP_IDLE_GRACE = 2.0  # every worker idle this long, nothing queued or leased: the crawl is over

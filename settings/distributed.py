@@ -71,6 +71,10 @@ def worker_settings(settings: Settings) -> Settings:
     worker.set("SCHEDULER", "crawler.extensions.worker.RedisScheduler", priority="cmdline")
     worker.set("ITEM_PIPELINES", {}, priority="cmdline")
     worker.set("SITEMAP_STATE", False, priority="cmdline")
+    worker.set("SITEMAP_ROLE", "worker", priority="cmdline")
+    # The delay holds for the site as a whole (SharedPaceMiddleware), not per worker.
+    worker.set("SITEMAP_SHARED_DELAY", settings.getfloat("DOWNLOAD_DELAY"), priority="cmdline")
+    worker.set("DOWNLOAD_DELAY", 0, priority="cmdline")
     extensions = dict(settings.getdict("EXTENSIONS"))
     extensions.update(dict.fromkeys(_EXPORTER_ONLY))
     worker.set("EXTENSIONS", extensions, priority="cmdline")

@@ -1,0 +1,63 @@
+"""Politeness for the site as a whole in a shared crawl (SPEC S8).
+
+Every worker asks Redis before each download: one next-allowed time and
+one in-flight count per site, taken atomically, so the delay and the
+concurrency limit hold whatever the number of workers. Runs just before the
+download, after scope and robots.txt have had their say.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from redis.asyncio import Redis
+from scrapy.exceptions import NotConfigured
+
+from crawler.distributed.coordination import SitePace
+from crawler.urls import site_root
+from settings.config import SitemapConfig
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["SharedPaceMiddleware"]
+
+_PACED = "shared_pace"
+
+
+class SharedPaceMiddleware:
+    def __init__(self, pace: SitePace, delay: float, concurrency: int):
+        self.pace = pace
+        self.delay = delay
+        self.concurrency = concurrency
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = SitemapConfig.from_crawler(crawler)
+        shared = config.distributed
+        if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
+            raise NotConfigured  # no message: Scrapy would log it as a warning
+        pace = SitePace(Redis.from_url(shared.url), shared.crawl, site_root(config.start_url))
+        delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
+        return cls(pace, delay, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
+
+    async def process_request(self, request: Request) -> None:
+        while (wait := await self.pace.try_acquire(self.delay, self.concurrency)) > 0:
+            await asyncio.sleep(wait)
+        request.meta[_PACED] = True
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        await self._release(request)
+        return response
+
+    async def process_exception(self, request: Request, exception: Exception) -> None:
+        await self._release(request)
+
+    async def _release(self, request: Request) -> None:
+        if request.meta.pop(_PACED, False):
+            await self.pace.release()
