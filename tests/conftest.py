@@ -15,6 +15,7 @@ import pytest
 
 from crawler.validate.document import check_document
 from crawler.validate.sets import check_set
+from tests.redis_server import RedisServer
 from tests.server import SITE_ROOT, SiteServer
 
 # Tests never touch the network: no proxy may redirect loopback traffic.
@@ -22,6 +23,16 @@ for _name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_pro
     os.environ.pop(_name, None)
 
 CLI = Path(sys.executable).with_name("sitemap-crawler")
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A private redis-server on a free 127.0.0.1 port (skipped without one, except under CI)."""
+    if shutil.which("redis-server") is None and not os.environ.get("CI"):
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    server = RedisServer(tmp_path).start()
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -5,31 +5,18 @@ nothing lost when a worker is killed, and the end reached by itself."""
 from __future__ import annotations
 
 import itertools
-import os
-import shutil
 import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CLI, CrawlResult, crawl, sitemap_locs
-from tests.redis_server import RedisServer
 from tests.server import SiteServer
 
 FAST = ("--no-state", "--set", "SITEMAP_IDLE_GRACE=0.5")
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    if shutil.which("redis-server") is None and not os.environ.get("CI"):
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    server = RedisServer(tmp_path).start()
-    yield server.url
-    server.stop()
 
 
 def workers(redis_url: str, count: int) -> list[subprocess.Popen[str]]:

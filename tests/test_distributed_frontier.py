@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import pickle
-import shutil
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import pytest
@@ -17,18 +14,8 @@ from redis.asyncio import Redis
 
 from crawler.distributed.codec import PoisonedEntry, QueuedRequest, decode, encode
 from crawler.distributed.frontier import RedisFrontier
-from tests.redis_server import RedisServer
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    if shutil.which("redis-server") is None and not os.environ.get("CI"):
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    server = RedisServer(tmp_path).start()
-    yield server.url
-    server.stop()
 
 
 def run(redis_url: str, body: Callable[[Redis], Awaitable[T]]) -> T:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from crawler.distributed.codec import PoisonedEntry, QueuedRequest, decode, encode
+from crawler.distributed.stream import LeasedStream
 
 __all__ = ["Lease", "RedisFrontier"]
 
@@ -50,22 +49,16 @@ class Lease:
 
 class RedisFrontier:
     def __init__(self, redis: Redis, crawl: str, consumer: str, lease_seconds: float = 60.0):
-        self.redis = redis
-        self.consumer = consumer
-        self.lease_ms = max(1, int(lease_seconds * 1000))
         prefix = f"sitemap-crawler:{crawl}:"
         self.stream = prefix + "frontier"
         self.seen = prefix + "seen"
+        self.redis = redis
+        self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
         self.refused = 0  # poisoned entries met by this worker
         self._offer = redis.register_script(_OFFER)
 
     async def open(self) -> None:
-        """The consumer group, created with the stream if need be."""
-        try:
-            await self.redis.xgroup_create(self.stream, GROUP, id="0", mkstream=True)
-        except ResponseError as error:
-            if "BUSYGROUP" not in str(error):
-                raise
+        await self.entries.open()
 
     async def offer(self, requests: list[tuple[bytes, QueuedRequest]]) -> int:
         """Queue the requests whose fingerprint was never seen; how many were."""
@@ -79,23 +72,9 @@ class RedisFrontier:
 
     async def lease(self, count: int = 16, block_ms: int | None = None) -> list[Lease]:
         """Up to *count* requests for this worker: expired leases first, then new entries."""
-        claimed = await self.redis.xautoclaim(
-            self.stream, GROUP, self.consumer, min_idle_time=self.lease_ms, start_id="0-0", count=count
-        )
-        entries: list[tuple[Any, Any]] = list(claimed[1])
-        if len(entries) < count:
-            read: Any = await self.redis.xreadgroup(
-                GROUP, self.consumer, {self.stream: ">"}, count=count - len(entries), block=block_ms
-            )
-            for _, stream_entries in read or []:
-                entries += list(stream_entries)
-        return await self._decoded(entries)
-
-    async def _decoded(self, entries: list[tuple[Any, Any]]) -> list[Lease]:
         leases, poisoned = [], []
-        for entry_id, fields in entries:
-            entry = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
-            raw = (fields or {}).get(b"r")
+        for entry, fields in await self.entries.take(count, block_ms):
+            raw = fields.get(b"r")
             try:
                 if not isinstance(raw, bytes):
                     raise PoisonedEntry("no request field")
@@ -110,17 +89,11 @@ class RedisFrontier:
 
     async def ack(self, entries: list[str]) -> None:
         """The leases are done with: the entries leave the stream."""
-        if entries:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.xack(self.stream, GROUP, *entries)
-                pipe.xdel(self.stream, *entries)
-                await pipe.execute()
+        await self.entries.done(entries)
 
     async def counts(self) -> tuple[int, int]:
         """(entries in the stream, entries leased and not yet acknowledged)."""
-        length = await self.redis.xlen(self.stream)
-        pending = await self.redis.xpending(self.stream, GROUP)
-        return int(length), int(pending["pending"])
+        return await self.entries.length(), await self.entries.leased()
 
     async def seen_count(self) -> int:
         return int(await self.redis.scard(self.seen))

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
+from crawler.distributed.stream import LeasedStream
 from crawler.items import PageFacts
 
 __all__ = ["ItemChannel"]
@@ -36,16 +35,11 @@ class ItemChannel:
     def __init__(self, redis: Redis, crawl: str, consumer: str = "exporter", lease_seconds: float = 120.0):
         self.redis = redis
         self.stream = f"sitemap-crawler:{crawl}:items"
-        self.consumer = consumer
-        self.lease_ms = max(1, int(lease_seconds * 1000))
+        self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
         self.refused = 0
 
     async def open(self) -> None:
-        try:
-            await self.redis.xgroup_create(self.stream, GROUP, id="0", mkstream=True)
-        except ResponseError as error:
-            if "BUSYGROUP" not in str(error):
-                raise
+        await self.entries.open()
 
     async def push(self, facts: PageFacts) -> None:
         data = json.dumps(facts.to_dict(), ensure_ascii=False, default=str).encode()
@@ -53,21 +47,10 @@ class ItemChannel:
 
     async def take(self, count: int = 100, block_ms: int | None = None) -> list[tuple[str, PageFacts]]:
         """Items to export: those left unfinished by an exporter that died, then new ones."""
-        claimed = await self.redis.xautoclaim(
-            self.stream, GROUP, self.consumer, min_idle_time=self.lease_ms, start_id="0-0", count=count
-        )
-        entries: list[tuple[Any, Any]] = list(claimed[1])
-        if len(entries) < count:
-            read: Any = await self.redis.xreadgroup(
-                GROUP, self.consumer, {self.stream: ">"}, count=count - len(entries), block=block_ms
-            )
-            for _, stream_entries in read or []:
-                entries += list(stream_entries)
         taken, refused = [], []
-        for entry_id, fields in entries:
-            entry = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+        for entry, fields in await self.entries.take(count, block_ms):
             try:
-                taken.append((entry, _facts((fields or {}).get(b"f"))))
+                taken.append((entry, _facts(fields.get(b"f"))))
             except (ValueError, TypeError, KeyError, AttributeError) as error:
                 refused.append(entry)
                 logger.warning("Refused an item entry that is not ours (%s): %s", entry, error)
@@ -77,11 +60,7 @@ class ItemChannel:
         return taken
 
     async def done(self, entries: list[str]) -> None:
-        if entries:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.xack(self.stream, GROUP, *entries)
-                pipe.xdel(self.stream, *entries)
-                await pipe.execute()
+        await self.entries.done(entries)
 
     async def backlog(self) -> int:
-        return int(await self.redis.xlen(self.stream))
+        return await self.entries.length()
