@@ -26,6 +26,7 @@ from crawler.audit.record import open_record
 from crawler.audit.report import write_report
 from crawler.cli.crawl import EXIT_SIGNAL, check_writable, effective_config, log_filters, run_crawl
 from crawler.cli.parser import EXIT_FINDINGS, UsageError, option_kinds
+from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.logs import json_event
 from crawler.state.lock import Locked
 from crawler.urls import site_root
@@ -137,7 +138,7 @@ def run_audit(args: argparse.Namespace) -> int:
         )
         print(f"sitemap-crawler: WARNING: robots.txt of {site_root(config.start_url)} is ignored", file=sys.stderr)
     headers = dict(config.audit.access.headers) if config.audit.access else {}
-    agent = robots_user_agent_of(settings)
+    agent = robots_agent_of(settings)
     try:
         checked = preflight(
             config.start_url,
@@ -205,7 +206,3 @@ def run_audit(args: argparse.Namespace) -> int:
     if failing:
         print(f"sitemap-crawler: --fail-on: {', '.join(failing)} found", file=sys.stderr)
     return code
-
-
-def robots_user_agent_of(settings: Any) -> str:
-    return str(settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT"))

@@ -18,6 +18,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.robotstxt import ProtegoRobotParser
+from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
@@ -49,7 +50,12 @@ _DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 
 def robots_user_agent(crawler: Crawler) -> str:
     """The user agent robots.txt rules are matched against."""
-    return str(crawler.settings.get("ROBOTSTXT_USER_AGENT") or crawler.settings.get("USER_AGENT"))
+    return robots_agent_of(crawler.settings)
+
+
+def robots_agent_of(settings: BaseSettings) -> str:
+    """:func:`robots_user_agent` from settings alone (before any crawler exists)."""
+    return str(settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT"))
 
 
 def _pass_on(rules: RobotParser, waiter: Deferred[RobotParser]) -> RobotParser:
