@@ -195,4 +195,5 @@ SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the sta
 SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goes to another worker
 SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawler worker`)
 SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pace keeps (DOWNLOAD_DELAY is 0 there)
+SITEMAP_WORKERS = 0  # local worker processes (0: the coordinator crawls in-process); a private Redis without one
 SITEMAP_IDLE_GRACE = 2.0  # every worker idle this long, nothing queued or leased: the crawl is over

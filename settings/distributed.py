@@ -12,9 +12,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapy.settings import BaseSettings, Settings
 
-from settings.values import number
+from settings.values import number, whole_number
 
-__all__ = ["Distributed", "masked_url", "read_distributed", "worker_settings"]
+__all__ = ["MAX_LOCAL_WORKERS", "Distributed", "masked_url", "read_distributed", "worker_settings"]
+
+#: More local processes than this only fight over the cores and the site.
+MAX_LOCAL_WORKERS = 64
 
 
 def masked_url(url: str) -> str:
@@ -32,6 +35,7 @@ class Distributed:
     crawl: str  # the keys' namespace in Redis: one per crawl
     lease_seconds: float
     grace: float  # how long every worker must have been idle before the crawl ends
+    workers: int = 0  # local worker processes the coordinator starts (0: it crawls in-process)
 
     def __repr__(self) -> str:
         return f"Distributed(url={masked_url(self.url)!r}, crawl={self.crawl!r})"
@@ -39,6 +43,7 @@ class Distributed:
 
 def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) -> Distributed | None:
     url = settings.get("SITEMAP_DISTRIBUTED")
+    workers = whole_number(settings, "SITEMAP_WORKERS", 0, MAX_LOCAL_WORKERS)
     if not url:
         return None
     url = str(url)
@@ -52,6 +57,7 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
         crawl,
         number(settings, "SITEMAP_LEASE_SECONDS", 1.0),
         number(settings, "SITEMAP_IDLE_GRACE", 0.1),
+        workers,
     )
 
 

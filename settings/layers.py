@@ -79,6 +79,7 @@ OPTION_SETTINGS = {
     "url": "SITEMAP_START_URL",
     "log_format": "SITEMAP_LOG_FORMAT",
     "distributed": "SITEMAP_DISTRIBUTED",
+    "workers": "SITEMAP_WORKERS",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from crawler.distributed.server import PrivateRedis
 from crawler.validate.document import check_document
 from crawler.validate.sets import check_set
-from tests.redis_server import RedisServer
 from tests.server import SITE_ROOT, SiteServer
 
 # Tests never touch the network: no proxy may redirect loopback traffic.
@@ -26,13 +26,18 @@ CLI = Path(sys.executable).with_name("sitemap-crawler")
 
 
 @pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
+def redis_server(tmp_path: Path) -> Iterator[PrivateRedis]:
     """A private redis-server on a free 127.0.0.1 port (skipped without one, except under CI)."""
     if shutil.which("redis-server") is None and not os.environ.get("CI"):
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    server = RedisServer(tmp_path).start()
-    yield server.url
+    server = PrivateRedis(tmp_path).start()
+    yield server
     server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: PrivateRedis) -> str:
+    return redis_server.url
 
 
 @pytest.fixture(scope="session")
@@ -121,8 +126,10 @@ def sitemap_locs(out: Path, origin: str) -> list[str]:
     return locs
 
 
-def crawl(start_url: str, out: Path, *options: str) -> CrawlResult:
-    process = run_cli("crawl", start_url, "--out", str(out), "--delay", "0", "--concurrency", "8", "-q", *options)
+def crawl(start_url: str, out: Path, *options: str, env: dict[str, str] | None = None) -> CrawlResult:
+    process = run_cli(
+        "crawl", start_url, "--out", str(out), "--delay", "0", "--concurrency", "8", "-q", *options, env=env
+    )
     report_path = out.parent / f"{out.name}.crawl-report.jsonl"
     report = read_report(report_path) if report_path.exists() else {}
     origin = start_url.split("/", 3)

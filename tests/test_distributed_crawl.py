@@ -5,6 +5,9 @@ nothing lost when a worker is killed, and the end reached by itself."""
 from __future__ import annotations
 
 import itertools
+import os
+import random
+import shutil
 import signal
 import subprocess
 import time
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, CrawlResult, crawl, sitemap_locs
 from tests.server import SiteServer
 
@@ -40,6 +44,7 @@ def finish(processes: list[subprocess.Popen[str]]) -> list[int]:
 def test_workers_through_redis_give_the_set_of_one_process(
     count: int, server: SiteServer, redis_url: str, tmp_path: Path
 ) -> None:
+    """The coordinator crawls too: one or two workers beside it make two or three."""
     reference = crawl(server.url(), tmp_path / "reference", "--no-state")
     once = Counter(path for path in server.paths() if path != "/robots.txt")  # retries of 5xx included
     server.reset()
@@ -92,8 +97,8 @@ def test_the_delay_holds_for_the_site_across_workers(server: SiteServer, redis_u
     shared = crawl(server.url(), tmp_path / "shared", *FAST, "--delay", "0.15", "--distributed", redis_url)
     assert shared.code == 0, shared.process.stderr
     assert finish(joined) == [0, 0]
-    # Each worker reads robots.txt itself for now: those requests are left out.
-    times = sorted(hit.time for hit in server.hits if hit.host == "127.0.0.1" and hit.path != "/robots.txt")
+    assert server.paths().count("/robots.txt") == 1  # read once for all three workers
+    times = sorted(hit.time for hit in server.hits if hit.host == "127.0.0.1")
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     assert len(times) > 20
     # Three processes, one pace: requests are granted 150 ms apart in Redis. Scheduling jitter on
@@ -101,3 +106,139 @@ def test_the_delay_holds_for_the_site_across_workers(server: SiteServer, redis_u
     # with a delay per worker instead, three workers would arrive 50 ms apart on average.
     assert (times[-1] - times[0]) / len(gaps) >= 0.145, sorted(gaps)[:5]
     assert sum(gap < 0.075 for gap in gaps) <= len(gaps) // 10, sorted(gaps)[:5]
+
+
+def test_crawl_delay_holds_for_the_site_across_workers(live_site: SiteServer, redis_url: str, tmp_path: Path) -> None:
+    (live_site.root / "live" / "robots.txt").write_text("User-agent: *\nCrawl-delay: 0.2\nAllow: /\n")
+    joined = workers(redis_url, 2)
+    shared = crawl(live_site.url(), tmp_path / "shared", *FAST, "--delay", "0", "--distributed", redis_url)
+    assert shared.code == 0, shared.process.stderr
+    assert finish(joined) == [0, 0]
+    paths = live_site.paths()
+    assert paths.count("/robots.txt") == 1
+    # The delay is known once robots.txt is read: it holds from the first page on.
+    times = sorted(hit.time for hit in live_site.hits if hit.path != "/robots.txt")
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert len(gaps) >= 9
+    # Crawl-delay is a minimum between two requests to the site, whichever worker sends them.
+    assert min(gaps) >= 0.18, sorted(gaps)[:3]
+    assert (times[-1] - times[0]) / len(gaps) >= 0.19
+
+
+def chain_site(root: Path, pages: int) -> SiteServer:
+    """*pages* small pages, each linking to the next three: a crawl that takes long enough to interrupt."""
+    site = root / "site" / "chain"
+    site.mkdir(parents=True)
+    (site / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    for number in range(pages):
+        links = "".join(f'<a href="/p{n}.html">page {n}</a>' for n in range(number + 1, min(pages, number + 4)))
+        name = "index.html" if number == 0 else f"p{number}.html"
+        (site / name).write_text(f"<html><head><title>Page {number}</title></head><body>{links}</body></html>")
+    return SiteServer(sites={"127.0.0.1": "chain"}, root=root / "site").start()
+
+
+def wait_for_hits(server: SiteServer, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(server.paths()) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work(
+    redis_url: str, tmp_path: Path
+) -> None:
+    pages = 120
+    site = chain_site(tmp_path, pages)
+    try:
+        options = (*FAST, "--set", "SITEMAP_LEASE_SECONDS=1", "--delay", "0.05", "--concurrency", "2")
+        coordinator = subprocess.Popen(
+            [str(CLI), "crawl", site.url(), "--out", str(tmp_path / "out"), "-q", *options, "--distributed", redis_url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        doomed = workers(redis_url, 3)
+        # The first early, so that the late worker joins with most of the crawl (about 6 s) ahead of it.
+        moments = [10, *sorted(random.Random(16).sample(range(30, pages * 3 // 4), 2))]
+        late: list[subprocess.Popen[str]] = []
+        for number, (worker, moment) in enumerate(zip(doomed, moments, strict=True)):
+            wait_for_hits(site, moment)
+            worker.send_signal(signal.SIGKILL)
+            worker.communicate(timeout=30)
+            if number == 0:
+                late = workers(redis_url, 1)  # joins a crawl well under way
+        _, stderr = coordinator.communicate(timeout=120)
+        assert coordinator.returncode == 0, stderr
+        _, late_stderr = late[0].communicate(timeout=60)
+        assert late[0].returncode == 0, late_stderr
+        assert int(late_stderr.split("worker done: ", 1)[1].split()[0]) > 0  # it took work
+        origin = site.url().rstrip("/")
+        expected = [origin + "/"] + [f"{origin}/p{n}.html" for n in range(1, pages)]
+        assert sorted(sitemap_locs(tmp_path / "out", origin)) == sorted(expected)
+        fetched = Counter(path for path in site.paths() if path != "/robots.txt")
+        assert len(fetched) == pages  # nothing lost; a page leased by a killed worker may be fetched again
+    finally:
+        site.stop()
+
+
+def test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set(
+    redis_server: PrivateRedis, tmp_path: Path
+) -> None:
+    site = chain_site(tmp_path, 120)
+    try:
+        out = tmp_path / "out"
+        first = crawl(site.url(), out, "--no-state", "--max-pages", "20")
+        assert first.code == 0, first.process.stderr
+        before = {path.name: path.read_bytes() for path in out.iterdir()}
+        site.reset()
+        options = (
+            *FAST,
+            "--delay",
+            "0.02",
+            "--distributed",
+            redis_server.url.replace("redis://", "redis://:pw-s3cret@"),
+        )
+        coordinator = subprocess.Popen(
+            [str(CLI), "crawl", site.url(), "--out", str(out), "-q", *options],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for_hits(site, 30)
+        redis_server.stop()
+        _, stderr = coordinator.communicate(timeout=120)
+    finally:
+        site.stop()
+    assert coordinator.returncode == 1, stderr
+    assert "Lost the Redis at redis://:***@127.0.0.1" in stderr and "previous sitemaps kept" in stderr
+    assert "pw-s3cret" not in stderr and "Traceback" not in stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def working_in(folder: Path) -> list[str]:
+    """The processes whose working directory is *folder* (redis-server changes into its --dir)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and os.readlink(proc / "cwd").startswith(str(folder)):
+                found.append(proc.name)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def crawled(result: CrawlResult) -> int:
+    return int(result.process.stderr.split("Crawled ", 1)[1].split()[0])
+
+
+def test_workers_option_crawls_with_local_processes_through_a_private_redis(server: SiteServer, tmp_path: Path) -> None:
+    if shutil.which("redis-server") is None and not os.environ.get("CI"):
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    reference = crawl(server.url(), tmp_path / "reference", "--no-state")
+    once = Counter(server.paths())
+    server.reset()
+    private = tmp_path / "tmp"  # where the run's own redis-server keeps its folder
+    private.mkdir()
+    shared = crawl(server.url(), tmp_path / "shared", *FAST, "--workers", "2", env={"TMPDIR": str(private)})
+    assert shared.code == 0, shared.process.stderr
+    assert sorted(shared.listed) == sorted(reference.listed)
+    assert outcomes(shared) == outcomes(reference)
+    assert Counter(server.paths()) == once  # robots.txt too: read once, by one of the two
+    assert crawled(shared) == crawled(reference)  # the summary counts what the workers fetched
+    assert list(private.iterdir()) == []  # its folder removed
+    assert working_in(private) == []  # and its redis-server (which works in that folder) stopped

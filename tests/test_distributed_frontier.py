@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from crawler.distributed.codec import PoisonedEntry, QueuedRequest, decode, encode
 from crawler.distributed.frontier import RedisFrontier
+from crawler.distributed.robots import SharedRobots
 
 T = TypeVar("T")
 
@@ -195,3 +196,39 @@ def test_items_reach_one_exporter_and_survive_its_death(redis_url: str) -> None:
         assert await second.backlog() == 0
 
     run(redis_url, body)
+
+
+def test_robots_txt_is_fetched_once_for_all_workers(redis_url: str) -> None:
+    fetched: list[str] = []
+
+    async def fetch() -> tuple[bytes, str | None]:
+        fetched.append("x")
+        await asyncio.sleep(0.1)  # the others ask meanwhile
+        return b"User-agent: *\nDisallow: /\n", "e.com answered 503"
+
+    async def body(redis: Redis) -> list[tuple[bytes, str | None]]:
+        workers = [SharedRobots(redis, "c", f"w{n}") for n in range(3)]
+        return list(await asyncio.gather(*(worker.decided("https://e.com", fetch) for worker in workers)))
+
+    decided = run(redis_url, body)
+    assert fetched == ["x"]
+    assert decided == [(b"User-agent: *\nDisallow: /\n", "e.com answered 503")] * 3
+
+
+def test_robots_txt_is_fetched_again_when_its_fetcher_died(redis_url: str) -> None:
+    async def never() -> tuple[bytes, str | None]:
+        await asyncio.sleep(60)
+        raise AssertionError
+
+    async def fetch() -> tuple[bytes, str | None]:
+        return b"User-agent: *\nCrawl-delay: 1\n", None
+
+    async def body(redis: Redis) -> tuple[bytes, str | None]:
+        dead = SharedRobots(redis, "c", "dead", lock_seconds=0.3)
+        stuck = asyncio.get_running_loop().create_task(dead.decided("https://e.com", never))
+        await asyncio.sleep(0.05)  # it holds the lock, then stops answering (its lock is not released)
+        stuck.cancel()
+        await redis.set(dead.lock_prefix + "https://e.com", "dead", px=300)
+        return await asyncio.wait_for(SharedRobots(redis, "c", "live").decided("https://e.com", fetch), 5)
+
+    assert run(redis_url, body) == (b"User-agent: *\nCrawl-delay: 1\n", None)

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from scrapy.crawler import Crawler, CrawlerProcess
-from scrapy.settings import SETTINGS_PRIORITIES, Settings
+from scrapy.settings import Settings
 
 from crawler.cli.parser import UsageError, option_kinds
+from crawler.cli.shared import LocalWorkers, SharedCrawlError, private_redis, publish, shared_counts
 from crawler.extensions.progress import progress_counts
 from crawler.extensions.runstate import RunState
 from crawler.logs import JsonFormatter, SecretsFilter, json_event
@@ -31,7 +32,7 @@ from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
 from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
-from settings.distributed import Distributed, worker_settings
+from settings.distributed import worker_settings
 from settings.layers import build_layers, explain
 
 #: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
@@ -95,8 +96,12 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     if own is not None:
         settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     worker_only = settings.get("SITEMAP_ROLE") == "worker"
+    local: LocalWorkers | None = None
     if config.distributed is not None and not worker_only:
         publish(settings, config.distributed)
+        if config.distributed.workers:
+            local = LocalWorkers(config.distributed, config.log_format)
+            local.start()
     if worker_only:
         settings = worker_settings(settings)
     process = CrawlerProcess(settings)
@@ -112,7 +117,8 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
         # The exporter holds the result (report, state store, publishing); a worker here crawls too.
         crawler = process.create_crawler(ExportSpider)  # the first crawler installs the reactor
         process.crawl(crawler)
-        process.crawl(Crawler(SiteSpider, worker_settings(settings)))
+        if local is None:
+            process.crawl(Crawler(SiteSpider, worker_settings(settings)))
     for handler in logging.getLogger().handlers:
         for log_filter in [*filters, secrets]:
             handler.addFilter(log_filter)
@@ -134,23 +140,12 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
             logging.getLogger().removeHandler(own)
     result = CrawlResult.of(crawler)
     result.stopped_by = received[0] if received else None
-    return result, crawler.stats.get_stats()
-
-
-def publish(settings: Settings, shared: Distributed) -> None:
-    """The crawl's configuration in Redis for the workers: every setting given (any layer above the defaults)."""
-    from redis import Redis  # noqa: PLC0415 - a distributed crawl only
-
-    from crawler.distributed.config import publish_config  # noqa: PLC0415
-
-    given = {}
-    for name in settings.attributes:
-        if (settings.getpriority(name) or 0) >= SETTINGS_PRIORITIES["cmdline"] and name != "SITEMAP_DISTRIBUTED":
-            value = settings[name]
-            given[name] = value.copy_to_dict() if hasattr(value, "copy_to_dict") else value
-    given["SITEMAP_CRAWL_ID"] = shared.crawl
-    with Redis.from_url(shared.url, socket_timeout=10) as redis:
-        publish_config(redis, shared.crawl, given)
+    stats = crawler.stats.get_stats()
+    if config.distributed is not None and not worker_only:
+        if local is not None:
+            local.finish(stop=stats.get("finish_reason") != "finished")
+        stats.update(shared_counts(config.distributed))  # what the workers fetched
+    return result, stats
 
 
 def _record_signals(received: list[int]) -> None:
@@ -278,7 +273,12 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     if not config.overwrite_foreign and (clash := publisher(config).foreign_set(config.basename)):
         raise UsageError(str(ForeignFiles(config.output_dir, clash)))
     started = time.monotonic()
-    result, stats = run_crawl(settings, log_filters(args.verbose))
+    try:
+        with private_redis(settings):
+            result, stats = run_crawl(settings, log_filters(args.verbose))
+    except SharedCrawlError as error:
+        print(f"sitemap-crawler: error: {error}", file=sys.stderr)
+        return 1
     elapsed = time.monotonic() - started
     published = result.export.publish
     code = 1 if published is None else 3 if result.side_errors else 0

@@ -336,6 +336,12 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--distributed", metavar="REDIS_URL", help="share the crawl through Redis: workers join with `worker`"
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="crawl with N local worker processes (through --distributed, else a private redis-server)",
+    )
+    parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
     )
     parser.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")

@@ -10,18 +10,20 @@ import argparse
 import sys
 import time
 
-from redis import Redis
-from redis.exceptions import RedisError
 from scrapy.settings import Settings
 
 from crawler.cli.crawl import EXIT_SIGNAL, log_filters, run_crawl
-from crawler.distributed.config import fetch_config
 from settings.distributed import masked_url
 
 __all__ = ["run_worker"]
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    from redis import Redis  # noqa: PLC0415 - only this command needs redis: the others start faster
+    from redis.exceptions import RedisError  # noqa: PLC0415
+
+    from crawler.distributed.config import fetch_config  # noqa: PLC0415
+
     url = str(args.redis_url)
     ends = time.monotonic() + max(0.0, args.wait)
     try:

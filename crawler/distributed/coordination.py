@@ -19,7 +19,10 @@ from redis.asyncio import Redis
 
 from crawler.distributed.frontier import RedisFrontier
 
-__all__ = ["SitePace", "Workers", "crawl_finished"]
+__all__ = ["SUMMED", "SitePace", "Workers", "add_counts", "counts_key", "crawl_finished"]
+
+#: The stats every worker adds to the crawl's totals when it ends (the coordinator's summary reads them).
+SUMMED = ("response_received_count", "downloader/request_count", "downloader/response_bytes", "retry/count")
 
 # KEYS: pace hash. ARGV: now (ms), delay (ms), max in flight.
 # Returns 0 when the slot is taken, else how many ms to wait before asking again.
@@ -109,3 +112,15 @@ async def crawl_finished(frontier: RedisFrontier, workers: Workers, grace: float
         return False
     moment = time.time() if now is None else now
     return all(state.idle_since is not None and moment - state.idle_since >= grace for state in await workers.alive())
+
+
+def counts_key(crawl: str) -> str:
+    return f"sitemap-crawler:{crawl}:counts"
+
+
+async def add_counts(redis: Redis, crawl: str, counts: dict[str, int]) -> None:
+    """A worker's share of the crawl's totals, added once as it ends."""
+    async with redis.pipeline(transaction=True) as pipe:
+        for name, value in counts.items():
+            pipe.hincrby(counts_key(crawl), name, value)
+        await pipe.execute()

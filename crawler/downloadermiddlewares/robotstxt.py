@@ -12,6 +12,7 @@ cap), means nothing may be crawled. A disallowed request fails with
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING
 
 from scrapy import Request, signals
@@ -29,6 +30,7 @@ from crawler.results import CrawlResult
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.urls import normalize_or_raw, resolve_link
+from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
+
+    from crawler.distributed.robots import SharedRobots
 
 __all__ = ["MAX_ROBOTS_BYTES", "MAX_ROBOTS_REDIRECTS", "SiteRobotsTxtMiddleware", "robots_user_agent"]
 
@@ -76,6 +80,17 @@ def truncated(body: bytes) -> bytes:
     return head[: head.rfind(b"\n") + 1] or head
 
 
+def _shared_robots(crawler: Crawler) -> SharedRobots | None:
+    """robots.txt once for all the workers of a shared crawl (SPEC S8), else ``None``."""
+    shared = SitemapConfig.from_crawler(crawler).distributed
+    if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
+        return None
+    from crawler.distributed.robots import SharedRobots  # noqa: PLC0415 - a shared crawl only
+    from crawler.distributed.server import connect  # noqa: PLC0415
+
+    return SharedRobots(connect(shared.url), shared.crawl, f"{os.getpid()}-{id(crawler):x}")
+
+
 class SiteRobotsTxtMiddleware:
     def __init__(self, crawler: Crawler):
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
@@ -85,6 +100,7 @@ class SiteRobotsTxtMiddleware:
         self._rules: dict[str, RobotParser | Deferred[RobotParser]] = {}
         self._why: dict[str, str] = {}  # origin -> why its robots.txt could not be read
         self.as_if_no_blocker = crawler.settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL")
+        self.shared = _shared_robots(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -115,10 +131,23 @@ class SiteRobotsTxtMiddleware:
             return known
         waiting: Deferred[RobotParser] = Deferred()
         self._rules[origin] = waiting
-        rules = self._parse(await self._fetch(origin), request)
+        rules = self._parse(await self._decided(origin), request)
         self._rules[origin] = rules
         waiting.callback(rules)
         return rules
+
+    async def _decided(self, origin: str) -> bytes:
+        """The body that decides: fetched here, or once for all the workers of a shared crawl."""
+        if self.shared is None:
+            return await self._fetch(origin)
+
+        async def fetch() -> tuple[bytes, str | None]:
+            return await self._fetch(origin), self._why.get(origin)
+
+        body, why = await self.shared.decided(origin, fetch)
+        if why is not None and origin not in self._why:
+            self._unavailable(origin, why)  # another worker found it unreadable: say so here too
+        return body
 
     async def _fetch(self, origin: str) -> bytes:
         """The robots.txt body that decides, by RFC 9309 section 2.3.1."""

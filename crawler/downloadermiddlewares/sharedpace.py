@@ -2,8 +2,10 @@
 
 Every worker asks Redis before each download: one next-allowed time and
 one in-flight count per site, taken atomically, so the delay and the
-concurrency limit hold whatever the number of workers. Runs just before the
-download, after scope and robots.txt have had their say.
+concurrency limit hold whatever the number of workers. A robots.txt
+``Crawl-delay`` (noted in the stats by the CrawlDelay extension) raises the
+delay and leaves one request in flight, as it does in one process. Runs just
+before the download, after scope and robots.txt have had their say.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from redis.asyncio import Redis
 from scrapy.exceptions import NotConfigured
 
 from crawler.distributed.coordination import SitePace
+from crawler.distributed.server import connect
+from crawler.stats import Stat
 from crawler.urls import site_root
 from settings.config import SitemapConfig
 
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
 
 __all__ = ["SharedPaceMiddleware"]
 
@@ -31,10 +35,11 @@ _PACED = "shared_pace"
 
 
 class SharedPaceMiddleware:
-    def __init__(self, pace: SitePace, delay: float, concurrency: int):
+    def __init__(self, pace: SitePace, delay: float, concurrency: int, stats: StatsCollector):
         self.pace = pace
         self.delay = delay
         self.concurrency = concurrency
+        self.stats = stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -42,12 +47,18 @@ class SharedPaceMiddleware:
         shared = config.distributed
         if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
             raise NotConfigured  # no message: Scrapy would log it as a warning
-        pace = SitePace(Redis.from_url(shared.url), shared.crawl, site_root(config.start_url))
+        pace = SitePace(connect(shared.url), shared.crawl, site_root(config.start_url))
         delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
-        return cls(pace, delay, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
+        concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+        assert crawler.stats is not None
+        return cls(pace, delay, concurrency, crawler.stats)
 
     async def process_request(self, request: Request) -> None:
-        while (wait := await self.pace.try_acquire(self.delay, self.concurrency)) > 0:
+        delay, concurrency = self.delay, self.concurrency
+        crawl_delay = float(self.stats.get_value(Stat.CRAWL_DELAY, 0.0))
+        if crawl_delay > delay:
+            delay, concurrency = crawl_delay, 1
+        while (wait := await self.pace.try_acquire(delay, concurrency)) > 0:
             await asyncio.sleep(wait)
         request.meta[_PACED] = True
 

@@ -30,6 +30,8 @@ class CrawlDelay:
         self.crawler = crawler
         self.max_delay = max_delay
         self.agent = robots_user_agent(crawler)
+        # A worker of a shared crawl keeps it for the site as a whole (SharedPaceMiddleware reads the stat).
+        self.site_wide = crawler.settings.get("SITEMAP_ROLE") == "worker"
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -44,6 +46,10 @@ class CrawlDelay:
         if self.max_delay and delay > self.max_delay:
             logger.warning("Crawl-delay %.1fs is capped at %.1fs (SITEMAP_MAX_CRAWL_DELAY)", delay, self.max_delay)
             delay = self.max_delay
+        self.crawler.stats.set_value(Stat.CRAWL_DELAY, delay)
+        if self.site_wide:
+            logger.info("robots.txt asks for Crawl-delay %.2fs: kept by all workers together", delay)
+            return
         downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
         slot = downloader.slots.get(key)
@@ -54,5 +60,4 @@ class CrawlDelay:
             slot.jitter = 0.0  # a Crawl-delay is a minimum, never shortened
             # One request in flight keeps the pause between requests exact.
             slot.concurrency = 1
-        self.crawler.stats.set_value(Stat.CRAWL_DELAY, delay)
         logger.info("robots.txt asks for Crawl-delay %.2fs on %s", delay, key)

@@ -17,16 +17,18 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from redis.asyncio import Redis
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import DontCloseSpider
 
 from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
+from crawler.distributed.coordination import SUMMED, add_counts
 from crawler.distributed.frontier import Lease
 from crawler.distributed.link import WorkerLink
+from crawler.distributed.server import connect
 from crawler.items import PageFacts
 from settings.config import SitemapConfig
+from settings.distributed import masked_url
 
 if TYPE_CHECKING:
     from typing import Self
@@ -49,16 +51,20 @@ class RedisScheduler(BaseScheduler):
         self.spider: Spider | None = None
         self.task: asyncio.Task[None] | None = None
         self.done = False  # the shared crawl is over (or its link failed)
+        self.where = "the shared crawl"  # the Redis, as it may be logged
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = SitemapConfig.from_crawler(crawler)
         assert config.distributed is not None, "the Redis scheduler runs in a distributed crawl only"
         name = f"{socket.gethostname()}-{os.getpid()}-{id(crawler):x}"
-        redis = Redis.from_url(config.distributed.url)
+        redis = connect(config.distributed.url)
+        # Leases held at once: enough to keep the downloader busy, few enough to leave work for late joiners.
+        room = 2 * max(1, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
-                          grace=config.distributed.grace)  # fmt: skip
+                          grace=config.distributed.grace, room=room)  # fmt: skip
         scheduler = cls(crawler, link)
+        scheduler.where = masked_url(config.distributed.url)
         crawler.signals.connect(scheduler.spider_idle, signal=signals.spider_idle)
         return scheduler
 
@@ -77,12 +83,16 @@ class RedisScheduler(BaseScheduler):
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            logger.error("The link to the shared crawl failed: %s", task.exception())
+            logger.error("Lost the Redis at %s: %s; this worker stops", self.where, task.exception())
             self.done = True
-            asyncio.get_event_loop().create_task(self.crawler.engine.close_spider_async(reason="redis-failed"))
+            asyncio.get_event_loop().create_task(self.crawler.engine.close_spider_async(reason="redis-lost"))
 
     async def _finished(self) -> None:
         self.done = True
+        stats = self.crawler.stats
+        assert stats is not None
+        counts = {name: int(stats.get_value(name, 0)) for name in SUMMED}
+        await add_counts(self.link.redis, self.link.crawl, counts)
         await self.crawler.engine.close_spider_async(reason="finished")
 
     def has_pending_requests(self) -> bool:

@@ -9,17 +9,23 @@ everywhere and nothing is left to export.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from scrapy import Spider, signals
+from scrapy.exceptions import CloseSpider
 
 from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
+from crawler.distributed.server import connect
 from crawler.extensions.runstate import RunState
+from crawler.items import PageFacts
 from settings.config import SitemapConfig
+from settings.distributed import Distributed, masked_url
 
 if TYPE_CHECKING:
     from typing import Self
@@ -27,6 +33,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = ["ExportSpider"]
+
+logger = logging.getLogger(__name__)
 
 
 class ExportSpider(Spider):
@@ -53,12 +61,31 @@ class ExportSpider(Spider):
         if entry is not None:
             task = asyncio.get_event_loop().create_task(self.channel.done([entry]))
             self.acks.add(task)
-            task.add_done_callback(self.acks.discard)
+            task.add_done_callback(self._acked)
+
+    def _acked(self, task: asyncio.Task[None]) -> None:
+        self.acks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a lost Redis is said once, by start(), which stops the crawl
 
     async def start(self) -> AsyncIterator[Any]:
+        """The facts, as workers push them; a Redis that goes away stops the crawl
+        (reason ``redis-lost``), and the previous sitemap set stays published."""
         shared = self.config.distributed
         assert shared is not None
-        redis = Redis.from_url(shared.url)
+        redis = connect(shared.url)
+        try:
+            async for facts in self._exported(redis, shared):
+                yield facts
+        except (RedisError, OSError) as error:
+            logger.error(
+                "Lost the Redis at %s: %s; the crawl stops, previous sitemaps kept", masked_url(shared.url), error
+            )
+            raise CloseSpider("redis-lost") from None
+        finally:
+            await redis.aclose()
+
+    async def _exported(self, redis: Redis, shared: Distributed) -> AsyncIterator[PageFacts]:
         self.channel = ItemChannel(redis, shared.crawl)
         frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds)
         workers = Workers(redis, shared.crawl)
@@ -84,4 +111,3 @@ class ExportSpider(Spider):
                 break
             await asyncio.sleep(0.2)
         await asyncio.gather(*self.acks)
-        await redis.aclose()

@@ -1,0 +1,118 @@
+"""The coordinator's side of a shared crawl (SPEC S8): the configuration
+published for the workers, the local workers of ``--workers N`` (through a
+private redis-server when no ``--distributed`` is given), and the workers'
+counts added to the coordinator's stats for its summary."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from scrapy.settings import SETTINGS_PRIORITIES, Settings
+
+from crawler.distributed.server import PrivateRedis
+from settings.distributed import Distributed, masked_url
+
+__all__ = ["LocalWorkers", "SharedCrawlError", "private_redis", "publish", "shared_counts"]
+
+#: How long local workers may take to end once the crawl is over, before they are stopped.
+WORKERS_END_SECONDS = 60.0
+
+
+class SharedCrawlError(Exception):
+    """The shared crawl cannot start: no Redis to reach, or none to start."""
+
+
+def publish(settings: Settings, shared: Distributed) -> None:
+    """The crawl's configuration in Redis for the workers: every setting given (any layer above the defaults)."""
+    from redis import Redis  # noqa: PLC0415 - a shared crawl only: a local one never imports redis
+    from redis.exceptions import RedisError  # noqa: PLC0415
+
+    from crawler.distributed.config import publish_config  # noqa: PLC0415
+
+    given = {}
+    for name in settings.attributes:
+        if (settings.getpriority(name) or 0) >= SETTINGS_PRIORITIES["cmdline"] and name not in _OWN:
+            value = settings[name]
+            given[name] = value.copy_to_dict() if hasattr(value, "copy_to_dict") else value
+    given["SITEMAP_CRAWL_ID"] = shared.crawl
+    try:
+        with Redis.from_url(shared.url, socket_timeout=10) as redis:
+            publish_config(redis, shared.crawl, given)
+    except (RedisError, OSError) as error:
+        raise SharedCrawlError(f"cannot reach the Redis at {masked_url(shared.url)}: {error}") from None
+
+
+#: The coordinator's own: a worker has its own way to the Redis and starts no workers.
+_OWN = ("SITEMAP_DISTRIBUTED", "SITEMAP_WORKERS")
+
+
+@contextmanager
+def private_redis(settings: Settings) -> Iterator[None]:
+    """With ``--workers N`` and no ``--distributed``: a redis-server of this run's own, stopped at the end."""
+    if not settings.getint("SITEMAP_WORKERS") or settings.get("SITEMAP_DISTRIBUTED"):
+        yield
+        return
+    folder = Path(tempfile.mkdtemp(prefix="sitemap-crawler-redis-"))
+    try:
+        try:
+            server = PrivateRedis(folder).start()
+        except OSError as error:
+            raise SharedCrawlError(f"--workers needs a Redis: {error}") from None
+        try:
+            settings.set("SITEMAP_DISTRIBUTED", server.url, priority="cmdline")
+            yield
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class LocalWorkers:
+    """``sitemap-crawler worker`` processes on this machine, one per core to use."""
+
+    def __init__(self, shared: Distributed, log_format: str):
+        self.shared = shared
+        self.log_format = log_format
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "crawler.cli", "worker", self.shared.url, "--wait", "10",
+                   "--log-format", self.log_format]  # fmt: skip
+        for _ in range(self.shared.workers):
+            self.processes.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))  # noqa: S603 - our own CLI
+
+    def finish(self, stop: bool) -> list[int]:
+        """Their exit statuses, once each has ended: at once when *stop* (the
+        coordinator was stopped), else when the crawl is over (within a minute)."""
+        codes = []
+        for process in self.processes:
+            if stop:
+                process.terminate()
+            try:
+                codes.append(process.wait(timeout=WORKERS_END_SECONDS))
+            except subprocess.TimeoutExpired:
+                process.terminate()
+                codes.append(process.wait(timeout=WORKERS_END_SECONDS))
+        return codes
+
+
+def shared_counts(shared: Distributed) -> dict[str, Any]:
+    """What the workers fetched, summed (nothing when the Redis is gone)."""
+    from redis import Redis  # noqa: PLC0415 - a shared crawl only
+    from redis.exceptions import RedisError  # noqa: PLC0415
+
+    from crawler.distributed.coordination import counts_key  # noqa: PLC0415
+
+    try:
+        with Redis.from_url(shared.url, socket_timeout=10) as redis:
+            raw = redis.hgetall(counts_key(shared.crawl))
+    except (RedisError, OSError):
+        return {}
+    return {key.decode(): int(value) for key, value in raw.items()}

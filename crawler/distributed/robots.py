@@ -1,0 +1,53 @@
+"""robots.txt read once for a whole shared crawl (redis.asyncio).
+
+The first worker to need an origin's rules takes a short lock and fetches
+them; every other worker waits for the body it stores. A fetcher that dies
+holding the lock lets it expire, and the next worker fetches instead. What
+is stored is the body that decides (RFC 9309: a 5xx gives ``Disallow: /``)
+and why, when the file could not be read, so every worker reports the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+
+from redis.asyncio import Redis
+
+__all__ = ["SharedRobots"]
+
+#: (the body that decides, why the file could not be read or None)
+Decided = tuple[bytes, str | None]
+
+
+class SharedRobots:
+    def __init__(self, redis: Redis, crawl: str, name: str, lock_seconds: float = 60.0):
+        self.redis = redis
+        self.key = f"sitemap-crawler:{crawl}:robots"
+        self.lock_prefix = f"sitemap-crawler:{crawl}:robots-lock:"
+        self.name = name
+        self.lock_ms = int(lock_seconds * 1000)
+
+    async def decided(self, origin: str, fetch: Callable[[], Awaitable[Decided]]) -> Decided:
+        """The stored rules of *origin*; fetched here with *fetch* when no other worker is at it."""
+        while True:  # each turn either returns or waits while a live fetcher holds the lock
+            stored = await self.redis.hget(self.key, origin)
+            if stored is not None:
+                return _decode(stored)
+            if await self.redis.set(self.lock_prefix + origin, self.name, nx=True, px=self.lock_ms):
+                try:
+                    body, why = await fetch()
+                    await self.redis.hset(self.key, origin, json.dumps({"body": body.decode("latin-1"), "why": why}))
+                finally:
+                    await self.redis.delete(self.lock_prefix + origin)
+                return body, why
+            await asyncio.sleep(0.05)
+
+
+def _decode(raw: bytes | str) -> Decided:
+    data = json.loads(raw)
+    if not isinstance(data, dict) or not isinstance(data.get("body"), str):
+        raise ValueError("the stored robots.txt is not ours")  # noqa: TRY004 - bad data, not a bug
+    why = data.get("why")
+    return data["body"].encode("latin-1"), why if isinstance(why, str) else None
