@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from scrapy.exceptions import DropItem, IgnoreRequest
 
-__all__ = ["Excluded", "Limit", "OutOfScope", "Reason", "RobotsDisallowed"]
+__all__ = ["Excluded", "Limit", "OutOfScope", "Reason", "RobotsDisallowed", "pages_spent"]
 
 
 class Reason(StrEnum):
@@ -37,6 +37,11 @@ class Limit(StrEnum):
     URL_LENGTH = "url_length"
     QUERY_VARIANTS = "query_variants"
     PAGES = "pages"
+
+
+def pages_spent(max_pages: int) -> str:
+    """The detail of a page left out because the page budget is spent."""
+    return f"max pages {max_pages} reached"
 
 
 class Excluded(DropItem):

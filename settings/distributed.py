@@ -81,6 +81,9 @@ def worker_settings(settings: Settings) -> Settings:
     # The delay holds for the site as a whole (SharedPaceMiddleware), not per worker.
     worker.set("SITEMAP_SHARED_DELAY", settings.getfloat("DOWNLOAD_DELAY"), priority="cmdline")
     worker.set("DOWNLOAD_DELAY", 0, priority="cmdline")
+    # The page budget too is counted for all workers at once (in Redis, as pages are offered).
+    worker.set("SITEMAP_SHARED_MAX_PAGES", settings.getint("SITEMAP_MAX_PAGES"), priority="cmdline")
+    worker.set("SITEMAP_MAX_PAGES", 0, priority="cmdline")
     extensions = dict(settings.getdict("EXTENSIONS"))
     extensions.update(dict.fromkeys(_EXPORTER_ONLY))
     worker.set("EXTENSIONS", extensions, priority="cmdline")

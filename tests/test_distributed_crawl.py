@@ -242,3 +242,18 @@ def test_workers_option_crawls_with_local_processes_through_a_private_redis(serv
     assert crawled(shared) == crawled(reference)  # the summary counts what the workers fetched
     assert list(private.iterdir()) == []  # its folder removed
     assert working_in(private) == []  # and its redis-server (which works in that folder) stopped
+
+
+def test_the_page_budget_holds_for_all_workers_together(server: SiteServer, redis_url: str, tmp_path: Path) -> None:
+    reference = crawl(server.url(), tmp_path / "reference", "--no-state", "--max-pages", "6")
+    local_fetches = len([path for path in server.paths() if path != "/robots.txt"])
+    server.reset()
+    joined = workers(redis_url, 2)
+    shared = crawl(server.url(), tmp_path / "shared", *FAST, "--max-pages", "6", "--distributed", redis_url)
+    assert shared.code == 0, shared.process.stderr
+    assert finish(joined) == [0, 0]
+    # Three processes, one budget: as many requests as one process makes, not three times as many.
+    assert len([path for path in server.paths() if path != "/robots.txt"]) == local_fetches
+    limited = [url for url, line in shared.report.items() if line["reason"] == "limit"]
+    assert limited and all(shared.report[url]["detail"] == "max pages 6 reached" for url in limited)
+    assert 0 < len(shared.listed) <= len(reference.report)  # which six pages depends on who fetched first

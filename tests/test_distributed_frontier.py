@@ -39,11 +39,30 @@ def test_a_url_offered_twice_is_queued_once(redis_url: str) -> None:
         one, two = RedisFrontier(redis, "c", "w1"), RedisFrontier(redis, "c", "w2")
         await one.open()
         await two.open()
-        first = await one.offer([request(1), request(2)])
-        again = await two.offer([request(2), request(3)])
+        first = (await one.offer([request(1), request(2)])).added
+        again = (await two.offer([request(2), request(3)])).added
         return first, again, await one.seen_count(), await one.counts()
 
     assert run(redis_url, body) == (2, 1, 3, (3, 0))
+
+
+def test_the_page_budget_is_counted_for_all_workers_at_once(redis_url: str) -> None:
+    sitemap = (b"s" * 16, QueuedRequest("https://e.com/sitemap.xml", 0, None, callback="parse_sitemap"))
+
+    async def body(redis: Redis) -> tuple[list[int], list[list[str]], int]:
+        one, two = RedisFrontier(redis, "c", "w1"), RedisFrontier(redis, "c", "w2")
+        await one.open()
+        first = await one.offer([request(1), request(2), sitemap], max_pages=3)
+        second = await two.offer([request(2), request(3), request(4), request(5)], max_pages=3)
+        third = await two.offer([request(4), request(6)], max_pages=3)  # 4 was refused once: said once
+        offered = [first, second, third]
+        refused = [[queued.url for queued in each.over_budget] for each in offered]
+        return [each.added for each in offered], refused, (await one.counts())[0]
+
+    added, refused, queued = run(redis_url, body)
+    assert added == [3, 1, 0]  # two pages and the sitemap, then the third page; sitemaps are not pages
+    assert refused == [[], ["https://e.com/4", "https://e.com/5"], ["https://e.com/6"]]
+    assert queued == 4
 
 
 def test_a_lease_not_acknowledged_goes_to_another_worker(redis_url: str) -> None:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-__all__ = ["CALLBACKS", "ERRBACKS", "META_KEYS", "PoisonedEntry", "QueuedRequest", "decode", "encode"]
+__all__ = ["CALLBACKS", "ERRBACKS", "META_KEYS", "PAGE_CALLBACK", "PoisonedEntry", "QueuedRequest", "decode", "encode"]
 
 VERSION = 1
 #: The spider methods a queued request may name.
 CALLBACKS = frozenset({"parse", "parse_sitemap"})
+#: The callback of a page request, the kind the page budget counts (sitemaps are not pages).
+PAGE_CALLBACK = "parse"
 ERRBACKS = frozenset({"failed", "sitemap_failed"})
 #: Request meta that travels with a queued request (scalars only).
 META_KEYS = frozenset(

@@ -2,7 +2,9 @@
 handed to a worker is leased, not removed (redis.asyncio: never blocking).
 
 - ``offer`` adds requests whose fingerprint the seen set did not hold, in
-  one Lua script: two workers offering one URL enqueue it once.
+  one Lua script: two workers offering one URL enqueue it once. The page
+  budget (``--max-pages``) is counted there too, for all workers at once:
+  pages past it are handed back, not queued.
 - ``lease`` first takes back entries leased longer than the lease time by
   anyone (``XAUTOCLAIM``: a worker that died, even by SIGKILL, loses
   nothing), then reads new ones (``XREADGROUP``). Entries that are not ours
@@ -20,25 +22,38 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from crawler.distributed.codec import PoisonedEntry, QueuedRequest, decode, encode
+from crawler.distributed.codec import PAGE_CALLBACK, PoisonedEntry, QueuedRequest, decode, encode
 from crawler.distributed.stream import LeasedStream
 
-__all__ = ["Lease", "RedisFrontier"]
+__all__ = ["Lease", "Offered", "RedisFrontier"]
 
 logger = logging.getLogger(__name__)
 
 GROUP = "workers"
-# KEYS: seen set, stream. ARGV: fingerprint, entry, fingerprint, entry, ... Returns how many were added.
+# KEYS: seen set, stream, pages counted. ARGV: the page budget (0: none), then
+# fingerprint, entry, is-a-page ('1'/'0') for each request.
+# Returns {how many were queued, the 0-based positions of pages over the budget}.
 _OFFER = """
-local added = 0
-for i = 1, #ARGV, 2 do
+local budget = tonumber(ARGV[1])
+local added, over = 0, {}
+for i = 2, #ARGV, 3 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    redis.call('XADD', KEYS[2], '*', 'r', ARGV[i + 1])
-    added = added + 1
+    if budget > 0 and ARGV[i + 2] == '1' and redis.call('INCR', KEYS[3]) > budget then
+      over[#over + 1] = (i - 2) / 3
+    else
+      redis.call('XADD', KEYS[2], '*', 'r', ARGV[i + 1])
+      added = added + 1
+    end
   end
 end
-return added
+return {added, over}
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Offered:
+    added: int  # requests queued
+    over_budget: list[QueuedRequest]  # new pages refused: the page budget is spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +67,7 @@ class RedisFrontier:
         prefix = f"sitemap-crawler:{crawl}:"
         self.stream = prefix + "frontier"
         self.seen = prefix + "seen"
+        self.pages = prefix + "pages"  # pages queued against the budget
         self.redis = redis
         self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
         self.refused = 0  # poisoned entries met by this worker
@@ -60,15 +76,15 @@ class RedisFrontier:
     async def open(self) -> None:
         await self.entries.open()
 
-    async def offer(self, requests: list[tuple[bytes, QueuedRequest]]) -> int:
-        """Queue the requests whose fingerprint was never seen; how many were."""
+    async def offer(self, requests: list[tuple[bytes, QueuedRequest]], max_pages: int = 0) -> Offered:
+        """Queue the requests whose fingerprint was never seen, pages while the budget lasts."""
         if not requests:
-            return 0
-        arguments: list[bytes] = []
+            return Offered(0, [])
+        arguments: list[bytes | int] = [max_pages]
         for fingerprint, request in requests:
-            arguments += [fingerprint, encode(request)]
-        added: int = await self._offer(keys=[self.seen, self.stream], args=arguments)
-        return added
+            arguments += [fingerprint, encode(request), int(request.callback == PAGE_CALLBACK)]
+        added, over = await self._offer(keys=[self.seen, self.stream, self.pages], args=arguments)
+        return Offered(int(added), [requests[int(position)][1] for position in over])
 
     async def lease(self, count: int = 16, block_ms: int | None = None) -> list[Lease]:
         """Up to *count* requests for this worker: expired leases first, then new entries."""

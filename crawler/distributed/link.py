@@ -5,7 +5,9 @@ offered to the frontier in batches; leases are taken when the worker has
 room and handed to Scrapy (``wake``). A lease is acknowledged only when
 everything its response produced is safe in Redis: its new requests
 offered, its items pushed to the exporter. A worker that dies at any
-moment loses nothing; what it had leased comes back to another.
+moment loses nothing; what it had leased comes back to another. Pages
+offered past the crawl's page budget come back refused; their facts go to
+the exporter with the reason a local crawl gives.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class WorkerLink:
     lease_seconds: float = 60.0
     grace: float = 2.0
     room: int = 16  # leases held at once
+    max_pages: int = 0  # the crawl's page budget, for all workers together (0: none)
+    # The facts of a page refused because the budget is spent (the adapter words them as a local crawl does).
+    over_budget: Callable[[QueuedRequest], PageFacts] | None = None
+    spent: bool = False  # the page budget is used up: this worker's spider stops offering pages
     frontier: RedisFrontier = field(init=False)
     channel: ItemChannel = field(init=False)
     workers: Workers = field(init=False)
@@ -104,7 +110,11 @@ class WorkerLink:
                 self.leases[owner].items -= 1
         if self.outbox:
             batch, self.outbox = self.outbox, []
-            await self.frontier.offer(batch)
+            offered = await self.frontier.offer(batch, self.max_pages)
+            for request in offered.over_budget:  # reported by the exporter, before the lease is done
+                self.spent = True
+                if self.over_budget is not None:
+                    await self.channel.push(self.over_budget(request))
             self.offered += len(batch)
         done = [
             entry

@@ -15,6 +15,7 @@ import os
 import socket
 from collections import deque
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -27,6 +28,7 @@ from crawler.distributed.frontier import Lease
 from crawler.distributed.link import WorkerLink
 from crawler.distributed.server import connect
 from crawler.items import PageFacts
+from crawler.reasons import Reason, pages_spent
 from settings.config import SitemapConfig
 from settings.distributed import masked_url
 
@@ -43,6 +45,19 @@ __all__ = ["RedisScheduler"]
 logger = logging.getLogger(__name__)
 
 
+def over_budget(request: QueuedRequest, max_pages: int) -> PageFacts:
+    """The facts of a page not requested because the crawl's page budget is spent, as a local crawl gives them."""
+    chain = request.meta.get("redirect_chain")
+    return PageFacts(
+        url=request.url,
+        error=Reason.LIMIT,
+        detail=pages_spent(max_pages),
+        depth=request.depth,
+        referrer=request.referrer,
+        redirect_chain=list(chain) if isinstance(chain, list) else [],
+    )
+
+
 class RedisScheduler(BaseScheduler):
     def __init__(self, crawler: Crawler, link: WorkerLink):
         self.crawler = crawler
@@ -52,6 +67,7 @@ class RedisScheduler(BaseScheduler):
         self.task: asyncio.Task[None] | None = None
         self.done = False  # the shared crawl is over (or its link failed)
         self.where = "the shared crawl"  # the Redis, as it may be logged
+        self.spent = False  # the spider was told that the page budget is spent
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -62,7 +78,9 @@ class RedisScheduler(BaseScheduler):
         # Leases held at once: enough to keep the downloader busy, few enough to leave work for late joiners.
         room = 2 * max(1, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
-                          grace=config.distributed.grace, room=room)  # fmt: skip
+                          grace=config.distributed.grace, room=room,
+                          max_pages=crawler.settings.getint("SITEMAP_SHARED_MAX_PAGES"))  # fmt: skip
+        link.over_budget = partial(over_budget, max_pages=link.max_pages)
         scheduler = cls(crawler, link)
         scheduler.where = masked_url(config.distributed.url)
         crawler.signals.connect(scheduler.spider_idle, signal=signals.spider_idle)
@@ -105,6 +123,8 @@ class RedisScheduler(BaseScheduler):
         if "lease" in request.meta:
             self.inbox.append(request)
             return True
+        if self.link.spent and not self.spent:
+            self._spend()
         callback = getattr(request.callback, "__name__", "parse")
         errback = getattr(request.errback, "__name__", "failed")
         if callback not in CALLBACKS or errback not in ERRBACKS:
@@ -117,6 +137,14 @@ class RedisScheduler(BaseScheduler):
         )  # fmt: skip
         self.link.offer(self.crawler.request_fingerprinter.fingerprint(request), queued)
         return True
+
+    def _spend(self) -> None:
+        """The page budget is spent for the whole crawl: this spider's frontier says so from now on,
+        as a local crawl's does (links are reported as over the limit, not offered)."""
+        self.spent = True
+        frontier = getattr(self.spider, "frontier", None)
+        if frontier is not None:
+            frontier.spend(self.link.max_pages)
 
     # --- leases back into this engine ---
     def _wake(self, lease: Lease) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from urllib.parse import urlsplit
 
-from crawler.reasons import Limit
+from crawler.reasons import Limit, pages_spent
 
 __all__ = ["Frontier", "variant_key"]
 
@@ -42,6 +42,7 @@ class Frontier:
         self.max_variants = max_variants
         self.max_lines = max_lines
         self.reserved = 0  # page requests built that may still use the budget
+        self.spent = False  # the budget is used up by others too (the workers of a shared crawl)
         self.variants: Counter[str] = Counter()
         self.lines: Counter[str] = Counter()  # report lines given, by reason
         self.not_itemised: Counter[str] = Counter()  # URLs only counted, by reason
@@ -49,7 +50,7 @@ class Frontier:
     @property
     def full(self) -> bool:
         """The page budget is fully reserved: no new page may be queued."""
-        return bool(self.max_pages) and self.reserved >= self.max_pages
+        return self.spent or (bool(self.max_pages) and self.reserved >= self.max_pages)
 
     def over(self, url: str, depth: int) -> tuple[Limit, str] | None:
         """The limit *url* at *depth* is over, with a detail for the report, or ``None``."""
@@ -65,8 +66,13 @@ class Frontier:
                     path = key[key.find("/") :] if "/" in key else "/"
                     return Limit.QUERY_VARIANTS, f"more than {self.max_variants} query variants of {path}"
         if self.full:
-            return Limit.PAGES, f"max pages {self.max_pages} reached"
+            return Limit.PAGES, pages_spent(self.max_pages)
         return None
+
+    def spend(self, max_pages: int) -> None:
+        """The shared budget of *max_pages* is used up: no page is queued from now on."""
+        self.max_pages = max_pages
+        self.spent = True
 
     def reserve(self) -> None:
         self.reserved += 1
