@@ -197,4 +197,4 @@ SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawl
 SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pace keeps (DOWNLOAD_DELAY is 0 there)
 SITEMAP_WORKERS = 0  # local worker processes (0: the coordinator crawls in-process); a private Redis without one
 SITEMAP_SHARED_MAX_PAGES = 0  # set for workers: the page budget counted in Redis (SITEMAP_MAX_PAGES is 0 there)
-SITEMAP_IDLE_GRACE = 2.0  # every worker idle this long, nothing queued or leased: the crawl is over
+SITEMAP_IDLE_GRACE = 0.5  # every worker idle this long, nothing queued or leased: the crawl is over

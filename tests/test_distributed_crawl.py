@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from crawler.distributed.server import PrivateRedis
-from tests.conftest import CLI, CrawlResult, crawl, sitemap_locs
+from tests.conftest import CLI, CrawlResult, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
 
-FAST = ("--no-state", "--set", "SITEMAP_IDLE_GRACE=0.5")
+FAST = ("--no-state",)
 
 
 def workers(redis_url: str, count: int) -> list[subprocess.Popen[str]]:
@@ -244,16 +244,34 @@ def test_workers_option_crawls_with_local_processes_through_a_private_redis(serv
     assert working_in(private) == []  # and its redis-server (which works in that folder) stopped
 
 
-def test_the_page_budget_holds_for_all_workers_together(server: SiteServer, redis_url: str, tmp_path: Path) -> None:
-    reference = crawl(server.url(), tmp_path / "reference", "--no-state", "--max-pages", "6")
-    local_fetches = len([path for path in server.paths() if path != "/robots.txt"])
-    server.reset()
-    joined = workers(redis_url, 2)
-    shared = crawl(server.url(), tmp_path / "shared", *FAST, "--max-pages", "6", "--distributed", redis_url)
-    assert shared.code == 0, shared.process.stderr
-    assert finish(joined) == [0, 0]
-    # Three processes, one budget: as many requests as one process makes, not three times as many.
-    assert len([path for path in server.paths() if path != "/robots.txt"]) == local_fetches
+def test_the_page_budget_holds_for_all_workers_together(redis_url: str, tmp_path: Path) -> None:
+    site = chain_site(tmp_path, 120)
+    try:
+        joined = workers(redis_url, 2)
+        options = (*FAST, "--max-pages", "20", "--concurrency", "2", "--distributed", redis_url)
+        shared = crawl(site.url(), tmp_path / "shared", *options)
+        assert shared.code == 0, shared.process.stderr
+        assert finish(joined) == [0, 0]
+        pages = [path for path in site.paths() if path != "/robots.txt"]
+    finally:
+        site.stop()
+    # Three processes, one budget: twenty pages, as one process fetches, not twenty for each.
+    assert len(pages) == 20 == len(set(pages)), pages
+    assert len(shared.listed) == 20
     limited = [url for url, line in shared.report.items() if line["reason"] == "limit"]
-    assert limited and all(shared.report[url]["detail"] == "max pages 6 reached" for url in limited)
-    assert 0 < len(shared.listed) <= len(reference.report)  # which six pages depends on who fetched first
+    assert limited and all(shared.report[url]["detail"] == "max pages 20 reached" for url in limited)
+
+
+def test_a_second_run_through_the_same_redis_crawls_afresh(
+    live_site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    first = crawl(live_site.url(), tmp_path / "out", *FAST, "--distributed", redis_url)
+    assert first.code == 0, first.process.stderr
+    live_site.reset()
+    again = crawl(live_site.url(), tmp_path / "out", *FAST, "--distributed", redis_url)
+    assert again.code == 0, again.process.stderr
+    assert sorted(again.listed) == sorted(first.listed) and again.listed
+    assert "/" in live_site.paths()  # fetched again, not skipped as seen by the first run
+    refused = run_cli("update", live_site.url(), "--out", str(tmp_path / "out"), "--add", live_site.url("/x"),
+                      "--distributed", redis_url)  # fmt: skip
+    assert refused.returncode == 2 and "without --distributed" in refused.stderr

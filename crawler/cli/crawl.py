@@ -114,11 +114,11 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     else:
         from crawler.spiders.export import ExportSpider  # noqa: PLC0415 - a distributed crawl only
 
-        # The exporter holds the result (report, state store, publishing); a worker here crawls too.
+        # The exporter holds the result (report, state store, publishing); a worker here crawls from
+        # the first moment, while the workers of --workers start beside it.
         crawler = process.create_crawler(ExportSpider)  # the first crawler installs the reactor
         process.crawl(crawler)
-        if local is None:
-            process.crawl(Crawler(SiteSpider, worker_settings(settings)))
+        process.crawl(Crawler(SiteSpider, worker_settings(settings)))
     for handler in logging.getLogger().handlers:
         for log_filter in [*filters, secrets]:
             handler.addFilter(log_filter)
@@ -143,7 +143,7 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     stats = crawler.stats.get_stats()
     if config.distributed is not None and not worker_only:
         if local is not None:
-            local.finish(stop=stats.get("finish_reason") != "finished")
+            local.finish()
         stats.update(shared_counts(config.distributed))  # what the workers fetched
     return result, stats
 
@@ -263,6 +263,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         raise UsageError("update needs at least one --add or --remove URL")
     settings, origins = build_layers(args, "live", option_kinds())
     config = effective_config(settings, origins)
+    if args.command == "update" and (config.distributed is not None or settings.getint("SITEMAP_WORKERS")):
+        raise UsageError("update reads and writes the state store in one process: run it without --distributed")
     check_writable(config.output_dir, "output folder")
     check_writable(config.report_path.parent, "report folder")
     RunState.preflight(config)

@@ -21,8 +21,8 @@ from settings.distributed import Distributed, masked_url
 
 __all__ = ["LocalWorkers", "SharedCrawlError", "private_redis", "publish", "shared_counts"]
 
-#: How long local workers may take to end once the crawl is over, before they are stopped.
-WORKERS_END_SECONDS = 60.0
+#: How long a local worker may take to end once asked to (it adds its counts to the crawl's).
+WORKERS_END_SECONDS = 30.0
 
 
 class SharedCrawlError(Exception):
@@ -75,7 +75,8 @@ def private_redis(settings: Settings) -> Iterator[None]:
 
 
 class LocalWorkers:
-    """``sitemap-crawler worker`` processes on this machine, one per core to use."""
+    """``sitemap-crawler worker`` processes on this machine beside the coordinator, which
+    crawls too: ``--workers N`` is N crawling processes, one per core to use."""
 
     def __init__(self, shared: Distributed, log_format: str):
         self.shared = shared
@@ -85,22 +86,17 @@ class LocalWorkers:
     def start(self) -> None:
         command = [sys.executable, "-m", "crawler.cli", "worker", self.shared.url, "--wait", "10",
                    "--log-format", self.log_format]  # fmt: skip
-        for _ in range(self.shared.workers):
+        for _ in range(self.shared.workers - 1):  # the coordinator is one of them
             self.processes.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))  # noqa: S603 - our own CLI
 
-    def finish(self, stop: bool) -> list[int]:
-        """Their exit statuses, once each has ended: at once when *stop* (the
-        coordinator was stopped), else when the crawl is over (within a minute)."""
-        codes = []
+    def finish(self) -> list[int]:
+        """Their exit statuses, once the coordinator's run is over. The crawl is then over too
+        (or was stopped): a worker that crawled is ending by itself, one still starting up has
+        nothing to do; each is asked to stop (SIGTERM) and adds its counts as it ends."""
         for process in self.processes:
-            if stop:
+            if process.poll() is None:
                 process.terminate()
-            try:
-                codes.append(process.wait(timeout=WORKERS_END_SECONDS))
-            except subprocess.TimeoutExpired:
-                process.terminate()
-                codes.append(process.wait(timeout=WORKERS_END_SECONDS))
-        return codes
+        return [process.wait(timeout=WORKERS_END_SECONDS) for process in self.processes]
 
 
 def shared_counts(shared: Distributed) -> dict[str, Any]:

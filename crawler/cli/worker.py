@@ -30,7 +30,7 @@ def run_worker(args: argparse.Namespace) -> int:
         with Redis.from_url(url, socket_timeout=10) as redis:
             found = fetch_config(redis)
             while found is None and time.monotonic() < ends:  # bounded: --wait seconds
-                time.sleep(0.5)
+                time.sleep(0.1)
                 found = fetch_config(redis)
     except (RedisError, OSError) as error:
         print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)

@@ -16,7 +16,12 @@ CURRENT = "sitemap-crawler:current"
 
 
 def publish_config(redis: Redis, crawl: str, values: dict[str, Any]) -> None:
-    """*values* (JSON-ready settings) as the configuration of *crawl*, which becomes the current one."""
+    """*values* (JSON-ready settings) as the configuration of *crawl*, which becomes the current
+    one. Whatever an earlier run of the same crawl left (an interrupted run's frontier and seen
+    set) is removed first: each run crawls the whole site afresh."""
+    leftovers = list(redis.scan_iter(match=f"sitemap-crawler:{crawl}:*", count=1000))
+    for start in range(0, len(leftovers), 1000):
+        redis.unlink(*leftovers[start : start + 1000])
     with redis.pipeline(transaction=True) as pipe:
         pipe.set(f"sitemap-crawler:{crawl}:config", json.dumps(values, default=str))
         pipe.set(CURRENT, crawl)

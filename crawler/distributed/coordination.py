@@ -6,8 +6,9 @@ site as a whole, who is alive, and when the crawl is over (redis.asyncio).
   ``Crawl-delay`` and the concurrency limit hold across all workers.
 - :class:`Workers`: heartbeats with a time-to-live; a worker that stops
   beating is dead (its leases come back through the frontier).
-- :func:`crawl_finished`: nothing queued, nothing leased, and every live
-  worker idle for a grace period.
+- :func:`crawl_finished`: the crawl started, nothing is queued or leased,
+  and every live worker has been idle for a grace period (one that joined
+  and never worked does not hold the end back).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ local limit = tonumber(ARGV[3])
 local next_at = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
 local inflight = tonumber(redis.call('HGET', KEYS[1], 'inflight') or '0')
 if inflight >= limit then
-  return math.max(1, math.min(delay, 50))
+  return math.max(5, math.min(delay, 50))
 end
 if now < next_at then
   return next_at - now
@@ -106,7 +107,10 @@ class Workers:
 
 
 async def crawl_finished(frontier: RedisFrontier, workers: Workers, grace: float, now: float | None = None) -> bool:
-    """True when nothing is queued or leased and every live worker has been idle for *grace* seconds."""
+    """True when the crawl has started (a URL was seen), nothing is queued or leased, and every
+    live worker has been idle for *grace* seconds."""
+    if await frontier.seen_count() == 0:
+        return False  # not seeded yet: a worker that joins before the first offer waits for it
     queued, leased = await frontier.counts()
     if queued or leased:
         return False

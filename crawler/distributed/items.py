@@ -41,9 +41,12 @@ class ItemChannel:
     async def open(self) -> None:
         await self.entries.open()
 
-    async def push(self, facts: PageFacts) -> None:
-        data = json.dumps(facts.to_dict(), ensure_ascii=False, default=str).encode()
-        await self.redis.xadd(self.stream, {"f": data})
+    async def push(self, *facts: PageFacts) -> None:
+        """The facts into the stream, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for each in facts:
+                pipe.xadd(self.stream, {"f": json.dumps(each.to_dict(), ensure_ascii=False, default=str).encode()})
+            await pipe.execute()
 
     async def take(self, count: int = 100, block_ms: int | None = None) -> list[tuple[str, PageFacts]]:
         """Items to export: those left unfinished by an exporter that died, then new ones."""

@@ -58,7 +58,7 @@ class WorkerLink:
     queued: int = 0  # requests put in the outbox so far
     leases: dict[str, _Leased] = field(default_factory=dict)
     pending_items: list[tuple[str | None, PageFacts]] = field(default_factory=list)
-    idle_since: float | None = None
+    idle_since: float | None = 0.0  # None while busy; a worker that never worked does not hold back the end
     stopping: bool = False
 
     def __post_init__(self) -> None:
@@ -103,18 +103,19 @@ class WorkerLink:
 
     async def _exchange(self, wake: Callable[[Lease], None]) -> bool:
         """One round: items and offers out, acknowledgements, new leases in. True while busy."""
-        while self.pending_items:
-            owner, facts = self.pending_items.pop(0)
-            await self.channel.push(facts)
-            if owner in self.leases:
-                self.leases[owner].items -= 1
+        if self.pending_items:
+            pending, self.pending_items = self.pending_items, []
+            await self.channel.push(*(facts for _, facts in pending))
+            for owner, _ in pending:
+                if owner in self.leases:
+                    self.leases[owner].items -= 1
         if self.outbox:
             batch, self.outbox = self.outbox, []
             offered = await self.frontier.offer(batch, self.max_pages)
-            for request in offered.over_budget:  # reported by the exporter, before the lease is done
+            if offered.over_budget:  # reported by the exporter; pushed before the lease is done
                 self.spent = True
                 if self.over_budget is not None:
-                    await self.channel.push(self.over_budget(request))
+                    await self.channel.push(*map(self.over_budget, offered.over_budget))
             self.offered += len(batch)
         done = [
             entry

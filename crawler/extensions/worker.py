@@ -18,9 +18,11 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import DontCloseSpider
+from twisted.internet.defer import Deferred
 
 from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
 from crawler.distributed.coordination import SUMMED, add_counts
@@ -96,8 +98,20 @@ class RedisScheduler(BaseScheduler):
         self.task = asyncio.get_event_loop().create_task(self.link.run(self._wake, self._finished))
         self.task.add_done_callback(self._ended)
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str) -> Deferred[None]:
         self.link.stopping = True
+        return Deferred.fromFuture(asyncio.ensure_future(self._add_counts()))
+
+    async def _add_counts(self) -> None:
+        """What this worker fetched, into the crawl's totals (the coordinator's summary), however
+        it ended; not at all when the Redis is gone."""
+        stats = self.crawler.stats
+        assert stats is not None
+        counts = {name: int(stats.get_value(name, 0)) for name in SUMMED}
+        try:
+            await asyncio.wait_for(add_counts(self.link.redis, self.link.crawl, counts), timeout=5)
+        except (RedisError, OSError, TimeoutError) as error:
+            logger.warning("This worker's counts are not in the crawl's summary: %s", error)
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -107,10 +121,6 @@ class RedisScheduler(BaseScheduler):
 
     async def _finished(self) -> None:
         self.done = True
-        stats = self.crawler.stats
-        assert stats is not None
-        counts = {name: int(stats.get_value(name, 0)) for name in SUMMED}
-        await add_counts(self.link.redis, self.link.crawl, counts)
         await self.crawler.engine.close_spider_async(reason="finished")
 
     def has_pending_requests(self) -> bool:

@@ -42,7 +42,7 @@ class ExportSpider(Spider):
     config: SitemapConfig
     channel: ItemChannel
     entries: dict[int, str]
-    acks: set[asyncio.Task[None]]
+    finished: list[str]  # entries whose items are through the pipelines, to acknowledge
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -51,22 +51,16 @@ class ExportSpider(Spider):
         assert spider.config.distributed is not None
         RunState.of(crawler)  # the state store is the exporter's alone
         spider.entries = {}
-        spider.acks = set()
+        spider.finished = []
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(spider.item_done, signal=signal)
         return spider
 
     def item_done(self, item: Any, **_: Any) -> None:
+        """Its pipelines are done with it: acknowledged in Redis with the next batch."""
         entry = self.entries.pop(id(item), None)
         if entry is not None:
-            task = asyncio.get_event_loop().create_task(self.channel.done([entry]))
-            self.acks.add(task)
-            task.add_done_callback(self._acked)
-
-    def _acked(self, task: asyncio.Task[None]) -> None:
-        self.acks.discard(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: a lost Redis is said once, by start(), which stops the crawl
+            self.finished.append(entry)
 
     async def start(self) -> AsyncIterator[Any]:
         """The facts, as workers push them; a Redis that goes away stops the crawl
@@ -102,12 +96,12 @@ class ExportSpider(Spider):
                 exported.add(facts.url)
                 self.entries[id(facts)] = entry
                 yield facts
-            await self.channel.done(duplicates)
+            done, self.finished = duplicates + self.finished, []
+            await self.channel.done(done)
             if taken:
                 continue
-            started = await frontier.seen_count() > 0
-            finished = started and not self.entries and await crawl_finished(frontier, workers, shared.grace)
+            finished = not self.entries and await crawl_finished(frontier, workers, shared.grace)
             if finished and await self.channel.backlog() == 0:
                 break
-            await asyncio.sleep(0.2)
-        await asyncio.gather(*self.acks)
+            await asyncio.sleep(0.05)
+        await self.channel.done(self.finished)
