@@ -10,6 +10,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -275,3 +276,21 @@ def test_a_second_run_through_the_same_redis_crawls_afresh(
     refused = run_cli("update", live_site.url(), "--out", str(tmp_path / "out"), "--add", live_site.url("/x"),
                       "--distributed", redis_url)  # fmt: skip
     assert refused.returncode == 2 and "without --distributed" in refused.stderr
+
+
+def test_a_shared_crawl_raises_no_scrapy_deprecation_warning(
+    server: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    """Scrapy's deprecation warnings as errors, in the coordinator and in a worker."""
+    strict = [sys.executable, "-W", "error::scrapy.exceptions.ScrapyDeprecationWarning", "-m", "crawler.cli"]
+    worker = subprocess.Popen([*strict, "worker", redis_url, "--wait", "30", "-v"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    coordinator = subprocess.run(
+        [*strict, "crawl", server.url(), "--out", str(tmp_path / "out"), "--delay", "0", "-v", *FAST,
+         "--distributed", redis_url],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    _, worker_stderr = worker.communicate(timeout=60)
+    for code, stderr in ((coordinator.returncode, coordinator.stderr), (worker.returncode, worker_stderr)):
+        assert code == 0, stderr
+        assert "Deprecat" not in stderr and "Traceback" not in stderr

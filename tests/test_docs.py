@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 
@@ -65,3 +66,17 @@ def test_every_option_has_its_environment_name_in_the_readme() -> None:
 
     missing = [env_name(dest) for dest in option_kinds() if f"`{env_name(dest)}`" not in README]
     assert missing == []
+
+
+def test_the_compose_file_runs_our_commands() -> None:
+    """Every service built from this image runs a command line our parser accepts."""
+    block = README.split("```yaml\n", 1)[1].split("```", 1)[0]
+    services = re.split(r"\n  (?=\w)", block)
+    ours = [service for service in services if "build: ." in service]
+    assert [service.split(":", 1)[0] for service in ours] == ["crawl", "worker"]
+    for service in ours:
+        command = json.loads(service.split("command: ", 1)[1].splitlines()[0])
+        parsed = build_parser().parse_args(command)
+        assert parsed.command in ("crawl", "worker")
+        assert (parsed.distributed if parsed.command == "crawl" else parsed.redis_url) == "redis://redis:6379/0"
+    assert "redis-server" in block and "replicas: 2" in block

@@ -160,7 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=WORKER_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    worker.add_argument("redis_url", metavar="REDIS_URL", help="redis://[:PASSWORD@]HOST:PORT/DB of the crawl")
+    worker.add_argument(
+        "redis_url",
+        metavar="REDIS_URL",
+        nargs="?",
+        help="redis://[:PASSWORD@]HOST:PORT/DB of the crawl (default: $SITEMAP_CRAWLER_DISTRIBUTED, out of `ps`)",
+    )
     worker.add_argument("--wait", type=float, default=30.0, metavar="SECONDS", help="how long to wait for a crawl (30)")
     worker.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
     worker.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")

@@ -5,6 +5,7 @@ counts added to the coordinator's stats for its summary."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from crawler.distributed.server import PrivateRedis
 from settings.distributed import Distributed, masked_url
+from settings.environment import env_name
 
 __all__ = ["LocalWorkers", "SharedCrawlError", "private_redis", "publish", "shared_counts"]
 
@@ -84,10 +86,12 @@ class LocalWorkers:
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "crawler.cli", "worker", self.shared.url, "--wait", "10",
-                   "--log-format", self.log_format]  # fmt: skip
+        """The workers, given the Redis URL in their environment: a password stays out of ``ps``."""
+        command = [sys.executable, "-m", "crawler.cli", "worker", "--wait", "10", "--log-format", self.log_format]
+        environment = {**os.environ, env_name("distributed"): self.shared.url}
         for _ in range(self.shared.workers - 1):  # the coordinator is one of them
-            self.processes.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))  # noqa: S603 - our own CLI
+            worker = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=environment)  # noqa: S603 - our own CLI
+            self.processes.append(worker)
 
     def finish(self) -> list[int]:
         """Their exit statuses, once the coordinator's run is over. The crawl is then over too

@@ -7,13 +7,16 @@ crawls: it leases requests, fetches them and hands the facts on.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from scrapy.settings import Settings
 
 from crawler.cli.crawl import EXIT_SIGNAL, log_filters, run_crawl
+from crawler.cli.parser import UsageError
 from settings.distributed import masked_url
+from settings.environment import env_name
 
 __all__ = ["run_worker"]
 
@@ -24,7 +27,9 @@ def run_worker(args: argparse.Namespace) -> int:
 
     from crawler.distributed.config import fetch_config  # noqa: PLC0415
 
-    url = str(args.redis_url)
+    url = args.redis_url or os.environ.get(env_name("distributed"))
+    if not url:
+        raise UsageError(f"worker needs the crawl's REDIS_URL (or ${env_name('distributed')})")
     ends = time.monotonic() + max(0.0, args.wait)
     try:
         with Redis.from_url(url, socket_timeout=10) as redis:
