@@ -196,5 +196,6 @@ SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goe
 SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawler worker`)
 SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pace keeps (DOWNLOAD_DELAY is 0 there)
 SITEMAP_WORKERS = 0  # local worker processes (0: the coordinator crawls in-process); a private Redis without one
+SITEMAP_SHARED_STATE = False  # set for workers: the exporter keeps a state store (pages carry their content digest)
 SITEMAP_SHARED_MAX_PAGES = 0  # set for workers: the page budget counted in Redis (SITEMAP_MAX_PAGES is 0 there)
 SITEMAP_IDLE_GRACE = 0.5  # every worker idle this long, nothing queued or leased: the crawl is over

@@ -76,6 +76,8 @@ def worker_settings(settings: Settings) -> Settings:
     worker = settings.copy()
     worker.set("SCHEDULER", "crawler.extensions.worker.RedisScheduler", priority="cmdline")
     worker.set("ITEM_PIPELINES", {}, priority="cmdline")
+    # The state store is the exporter's; the pages a worker reads carry the digest it compares.
+    worker.set("SITEMAP_SHARED_STATE", settings.getbool("SITEMAP_STATE"), priority="cmdline")
     worker.set("SITEMAP_STATE", False, priority="cmdline")
     worker.set("SITEMAP_ROLE", "worker", priority="cmdline")
     # The delay holds for the site as a whole (SharedPaceMiddleware), not per worker.

@@ -5,6 +5,7 @@ nothing lost when a worker is killed, and the end reached by itself."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import shutil
@@ -20,6 +21,7 @@ import pytest
 from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, CrawlResult, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
+from tests.test_scheduled import age_files, edit, lastmods, next_second, rewritten, shard_of
 
 FAST = ("--no-state",)
 
@@ -276,6 +278,9 @@ def test_a_second_run_through_the_same_redis_crawls_afresh(
     refused = run_cli("update", live_site.url(), "--out", str(tmp_path / "out"), "--add", live_site.url("/x"),
                       "--distributed", redis_url)  # fmt: skip
     assert refused.returncode == 2 and "without --distributed" in refused.stderr
+    refused = run_cli("audit", live_site.url(), "--out", str(tmp_path / "audit"), "--production-url",
+                      "https://www.example.com/", "--workers", "2")  # fmt: skip
+    assert refused.returncode == 2 and "without --distributed or --workers" in refused.stderr
 
 
 def test_a_shared_crawl_raises_no_scrapy_deprecation_warning(
@@ -294,3 +299,37 @@ def test_a_shared_crawl_raises_no_scrapy_deprecation_warning(
     for code, stderr in ((coordinator.returncode, coordinator.stderr), (worker.returncode, worker_stderr)):
         assert code == 0, stderr
         assert "Deprecat" not in stderr and "Traceback" not in stderr
+
+
+def test_a_shared_crawl_keeps_lastmod_shards_and_removals_across_runs(
+    live_site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    """The exporter's state store gives a shared crawl every rule of a scheduled one."""
+    site, out, url = live_site.root / "live", tmp_path / "public", live_site.url
+
+    def run() -> CrawlResult:
+        live_site.reset()
+        joined = workers(redis_url, 1)
+        result = crawl(url(), out, "--max-urls-per-file", "4", "--distributed", redis_url)
+        assert result.code == 0, result.process.stderr
+        assert finish(joined) == [0]
+        return result
+
+    first = run()
+    marks, shards = lastmods(out), shard_of(out)
+    assert len(first.listed) == 11 and marks[url("/blog/post1.html")] == "2026-01-15T09:00:00Z"
+    age_files(out)
+    run()  # nothing changed: nothing rewritten (every page fetched again: workers keep no state)
+    assert rewritten(out) == set() and lastmods(out) == marks
+    edit(site / "products/p3.html", "10 EUR", "12 EUR")
+    edit(site / "products/p7.html", 'csrf="t7"', 'csrf="zz"')  # volatile only: its lastmod stays
+    (site / "products/p8.html").unlink()
+    age_files(out)
+    next_second()
+    run()
+    after = lastmods(out)
+    assert after.pop(url("/products/p3.html")) != marks[url("/products/p3.html")]
+    assert after == {k: v for k, v in marks.items() if k not in (url("/products/p3.html"), url("/products/p8.html"))}
+    assert all(shard_of(out)[u] == shards[u] for u in after)  # every URL keeps its shard
+    removals = [json.loads(line) for line in (tmp_path / "public.removals.jsonl").read_text().splitlines()]
+    assert [(r["url"], r["reason"]) for r in removals] == [(url("/products/p8.html"), "status")]

@@ -112,6 +112,8 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.deep_threshold < 0:
         raise UsageError(f"--deep-threshold must be 0 or more, not {args.deep_threshold}")
     settings, origins = build_layers(args, "audit", option_kinds())
+    if settings.get("SITEMAP_DISTRIBUTED") or settings.getint("SITEMAP_WORKERS"):
+        raise UsageError("audit records every link in one process: run it without --distributed or --workers")
     if "SITEMAP_OUTPUT_DIR" not in origins:
         settings.set("SITEMAP_OUTPUT_DIR", "audit", priority="cmdline")
     out = Path(str(settings.get("SITEMAP_OUTPUT_DIR")))

@@ -86,8 +86,10 @@ class SiteSpider(SitemapSeeds):
         # Our staging folders and manifest, should the site serve the output folder with a listing.
         spider.own_files = (config.base_url + STAGING_PREFIX, config.base_url + MANIFEST_NAME)
         spider.state = RunState.of(crawler)
-        # Content digests serve the state store, and the audit's soft-404 check.
-        digest = spider.state is not None or config.audit.record_path is not None
+        # Content digests serve the state store (here, or the exporter's of a shared crawl), and
+        # the audit's soft-404 check.
+        exporter_state = crawler.settings.getbool("SITEMAP_SHARED_STATE")
+        digest = spider.state is not None or exporter_state or config.audit.record_path is not None
         spider.reader = ResponseReader(config, crawler, digest=digest)
         if spider.state is not None:
             spider.mode = spider.state.mode
