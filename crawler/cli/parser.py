@@ -160,12 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=WORKER_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    worker.add_argument(
-        "redis_url",
-        metavar="REDIS_URL",
-        nargs="?",
-        help="redis://[:PASSWORD@]HOST:PORT/DB of the crawl (default: $SITEMAP_CRAWLER_DISTRIBUTED, out of `ps`)",
-    )
+    redis_help = "redis://[:PASSWORD@]HOST:PORT/DB of the crawl (default: $SITEMAP_CRAWLER_DISTRIBUTED)"
+    worker.add_argument("redis_url", metavar="REDIS_URL", nargs="?", help=redis_help)
     worker.add_argument("--wait", type=float, default=30.0, metavar="SECONDS", help="how long to wait for a crawl (30)")
     worker.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
     worker.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")
@@ -340,12 +336,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--distributed", metavar="REDIS_URL", help="share the crawl through Redis: workers join with `worker`"
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="crawl with N local worker processes (through --distributed, else a private redis-server)",
-    )
+    parser.add_argument("--workers", type=int, metavar="N", help="crawl with N local processes through Redis")
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
     )
