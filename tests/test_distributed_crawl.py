@@ -4,8 +4,6 @@ nothing lost when a worker is killed, and the end reached by itself."""
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
 import random
 import shutil
@@ -21,26 +19,7 @@ import pytest
 from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, CrawlResult, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
-from tests.test_scheduled import age_files, edit, lastmods, next_second, rewritten, shard_of
-
-FAST = ("--no-state",)
-
-
-def workers(redis_url: str, count: int) -> list[subprocess.Popen[str]]:
-    command = [str(CLI), "worker", redis_url, "--wait", "30"]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(count)]
-
-
-def outcomes(result: CrawlResult) -> dict[str, tuple[object, object]]:
-    return {url: (line["outcome"], line["reason"]) for url, line in result.report.items()}
-
-
-def finish(processes: list[subprocess.Popen[str]]) -> list[int]:
-    codes = []
-    for process in processes:
-        process.communicate(timeout=60)
-        codes.append(process.returncode)
-    return codes
+from tests.shared_crawl import FAST, chain_site, finish, outcomes, wait_for_hits, workers
 
 
 @pytest.mark.parametrize("count", [1, 2])
@@ -92,58 +71,6 @@ def test_a_worker_without_a_crawl_says_so(redis_url: str) -> None:
     result = subprocess.run([str(CLI), "worker", "redis://:pw-s3cret@127.0.0.1:1/0", "--wait", "0"],
                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert result.returncode == 1 and "pw-s3cret" not in result.stderr and "***" in result.stderr
-
-
-def test_the_delay_holds_for_the_site_across_workers(server: SiteServer, redis_url: str, tmp_path: Path) -> None:
-    server.reset()
-    joined = workers(redis_url, 2)
-    shared = crawl(server.url(), tmp_path / "shared", *FAST, "--delay", "0.15", "--distributed", redis_url)
-    assert shared.code == 0, shared.process.stderr
-    assert finish(joined) == [0, 0]
-    assert server.paths().count("/robots.txt") == 1  # read once for all three workers
-    times = sorted(hit.time for hit in server.hits if hit.host == "127.0.0.1")
-    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-    assert len(times) > 20
-    # Three processes, one pace: requests are granted 150 ms apart in Redis. Scheduling jitter on
-    # this 2-core machine (three crawlers and the test server) moves single arrivals, never the rate:
-    # with a delay per worker instead, three workers would arrive 50 ms apart on average.
-    assert (times[-1] - times[0]) / len(gaps) >= 0.145, sorted(gaps)[:5]
-    assert sum(gap < 0.075 for gap in gaps) <= len(gaps) // 10, sorted(gaps)[:5]
-
-
-def test_crawl_delay_holds_for_the_site_across_workers(live_site: SiteServer, redis_url: str, tmp_path: Path) -> None:
-    (live_site.root / "live" / "robots.txt").write_text("User-agent: *\nCrawl-delay: 0.2\nAllow: /\n")
-    joined = workers(redis_url, 2)
-    shared = crawl(live_site.url(), tmp_path / "shared", *FAST, "--delay", "0", "--distributed", redis_url)
-    assert shared.code == 0, shared.process.stderr
-    assert finish(joined) == [0, 0]
-    paths = live_site.paths()
-    assert paths.count("/robots.txt") == 1
-    # The delay is known once robots.txt is read: it holds from the first page on.
-    times = sorted(hit.time for hit in live_site.hits if hit.path != "/robots.txt")
-    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-    assert len(gaps) >= 9
-    # Crawl-delay is a minimum between two requests to the site, whichever worker sends them.
-    assert min(gaps) >= 0.18, sorted(gaps)[:3]
-    assert (times[-1] - times[0]) / len(gaps) >= 0.19
-
-
-def chain_site(root: Path, pages: int) -> SiteServer:
-    """*pages* small pages, each linking to the next three: a crawl that takes long enough to interrupt."""
-    site = root / "site" / "chain"
-    site.mkdir(parents=True)
-    (site / "robots.txt").write_text("User-agent: *\nAllow: /\n")
-    for number in range(pages):
-        links = "".join(f'<a href="/p{n}.html">page {n}</a>' for n in range(number + 1, min(pages, number + 4)))
-        name = "index.html" if number == 0 else f"p{number}.html"
-        (site / name).write_text(f"<html><head><title>Page {number}</title></head><body>{links}</body></html>")
-    return SiteServer(sites={"127.0.0.1": "chain"}, root=root / "site").start()
-
-
-def wait_for_hits(server: SiteServer, count: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(server.paths()) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work(
@@ -247,24 +174,6 @@ def test_workers_option_crawls_with_local_processes_through_a_private_redis(serv
     assert working_in(private) == []  # and its redis-server (which works in that folder) stopped
 
 
-def test_the_page_budget_holds_for_all_workers_together(redis_url: str, tmp_path: Path) -> None:
-    site = chain_site(tmp_path, 120)
-    try:
-        joined = workers(redis_url, 2)
-        options = (*FAST, "--max-pages", "20", "--concurrency", "2", "--distributed", redis_url)
-        shared = crawl(site.url(), tmp_path / "shared", *options)
-        assert shared.code == 0, shared.process.stderr
-        assert finish(joined) == [0, 0]
-        pages = [path for path in site.paths() if path != "/robots.txt"]
-    finally:
-        site.stop()
-    # Three processes, one budget: twenty pages, as one process fetches, not twenty for each.
-    assert len(pages) == 20 == len(set(pages)), pages
-    assert len(shared.listed) == 20
-    limited = [url for url, line in shared.report.items() if line["reason"] == "limit"]
-    assert limited and all(shared.report[url]["detail"] == "max pages 20 reached" for url in limited)
-
-
 def test_a_second_run_through_the_same_redis_crawls_afresh(
     live_site: SiteServer, redis_url: str, tmp_path: Path
 ) -> None:
@@ -299,37 +208,3 @@ def test_a_shared_crawl_raises_no_scrapy_deprecation_warning(
     for code, stderr in ((coordinator.returncode, coordinator.stderr), (worker.returncode, worker_stderr)):
         assert code == 0, stderr
         assert "Deprecat" not in stderr and "Traceback" not in stderr
-
-
-def test_a_shared_crawl_keeps_lastmod_shards_and_removals_across_runs(
-    live_site: SiteServer, redis_url: str, tmp_path: Path
-) -> None:
-    """The exporter's state store gives a shared crawl every rule of a scheduled one."""
-    site, out, url = live_site.root / "live", tmp_path / "public", live_site.url
-
-    def run() -> CrawlResult:
-        live_site.reset()
-        joined = workers(redis_url, 1)
-        result = crawl(url(), out, "--max-urls-per-file", "4", "--distributed", redis_url)
-        assert result.code == 0, result.process.stderr
-        assert finish(joined) == [0]
-        return result
-
-    first = run()
-    marks, shards = lastmods(out), shard_of(out)
-    assert len(first.listed) == 11 and marks[url("/blog/post1.html")] == "2026-01-15T09:00:00Z"
-    age_files(out)
-    run()  # nothing changed: nothing rewritten (every page fetched again: workers keep no state)
-    assert rewritten(out) == set() and lastmods(out) == marks
-    edit(site / "products/p3.html", "10 EUR", "12 EUR")
-    edit(site / "products/p7.html", 'csrf="t7"', 'csrf="zz"')  # volatile only: its lastmod stays
-    (site / "products/p8.html").unlink()
-    age_files(out)
-    next_second()
-    run()
-    after = lastmods(out)
-    assert after.pop(url("/products/p3.html")) != marks[url("/products/p3.html")]
-    assert after == {k: v for k, v in marks.items() if k not in (url("/products/p3.html"), url("/products/p8.html"))}
-    assert all(shard_of(out)[u] == shards[u] for u in after)  # every URL keeps its shard
-    removals = [json.loads(line) for line in (tmp_path / "public.removals.jsonl").read_text().splitlines()]
-    assert [(r["url"], r["reason"]) for r in removals] == [(url("/products/p8.html"), "status")]

@@ -19,7 +19,7 @@ from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.cli.parser import UsageError, option_kinds
-from crawler.cli.shared import LocalWorkers, SharedCrawlError, private_redis, publish, shared_counts
+from crawler.cli.shared import LocalWorkers, SharedCrawlError, private_redis, publish, shared_outcome
 from crawler.extensions.progress import progress_counts
 from crawler.extensions.runstate import RunState
 from crawler.logs import JsonFormatter, SecretsFilter, json_event
@@ -144,7 +144,9 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     if config.distributed is not None and not worker_only:
         if local is not None:
             local.finish()
-        stats.update(shared_counts(config.distributed))  # what the workers fetched
+        counts, robots_unavailable = shared_outcome(config.distributed, site_root(config.start_url).rstrip("/"))
+        stats.update(counts)  # what the workers fetched
+        result.robots_unavailable = result.robots_unavailable or robots_unavailable
     return result, stats
 
 

@@ -21,7 +21,7 @@ from crawler.distributed.server import PrivateRedis
 from settings.distributed import Distributed, masked_url
 from settings.environment import env_name
 
-__all__ = ["LocalWorkers", "SharedCrawlError", "private_redis", "publish", "shared_counts"]
+__all__ = ["LocalWorkers", "SharedCrawlError", "private_redis", "publish", "shared_outcome"]
 
 #: How long a local worker may take to end once asked to (it adds its counts to the crawl's).
 WORKERS_END_SECONDS = 30.0
@@ -103,16 +103,20 @@ class LocalWorkers:
         return [process.wait(timeout=WORKERS_END_SECONDS) for process in self.processes]
 
 
-def shared_counts(shared: Distributed) -> dict[str, Any]:
-    """What the workers fetched, summed (nothing when the Redis is gone)."""
+def shared_outcome(shared: Distributed, origin: str) -> tuple[dict[str, Any], str | None]:
+    """What the workers fetched, summed, and why the site's robots.txt could not be read, if it
+    could not (a worker found out; the coordinator's summary says it). Nothing when Redis is gone."""
     from redis import Redis  # noqa: PLC0415 - a shared crawl only
     from redis.exceptions import RedisError  # noqa: PLC0415
 
     from crawler.distributed.coordination import counts_key  # noqa: PLC0415
+    from crawler.distributed.robots import decode, robots_key  # noqa: PLC0415
 
     try:
         with Redis.from_url(shared.url, socket_timeout=10) as redis:
             raw = redis.hgetall(counts_key(shared.crawl))
+            robots = redis.hget(robots_key(shared.crawl), origin)
     except (RedisError, OSError):
-        return {}
-    return {key.decode(): int(value) for key, value in raw.items()}
+        return {}, None
+    counts = {key.decode(): int(value) for key, value in raw.items()}
+    return counts, decode(robots)[1] if robots is not None else None

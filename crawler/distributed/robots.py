@@ -15,16 +15,21 @@ from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
 
-__all__ = ["SharedRobots"]
+__all__ = ["SharedRobots", "decode", "robots_key"]
 
 #: (the body that decides, why the file could not be read or None)
 Decided = tuple[bytes, str | None]
 
 
+def robots_key(crawl: str) -> str:
+    """The hash of origin -> the decided robots.txt of that origin."""
+    return f"sitemap-crawler:{crawl}:robots"
+
+
 class SharedRobots:
     def __init__(self, redis: Redis, crawl: str, name: str, lock_seconds: float = 60.0):
         self.redis = redis
-        self.key = f"sitemap-crawler:{crawl}:robots"
+        self.key = robots_key(crawl)
         self.lock_prefix = f"sitemap-crawler:{crawl}:robots-lock:"
         self.name = name
         self.lock_ms = int(lock_seconds * 1000)
@@ -34,7 +39,7 @@ class SharedRobots:
         while True:  # each turn either returns or waits while a live fetcher holds the lock
             stored = await self.redis.hget(self.key, origin)
             if stored is not None:
-                return _decode(stored)
+                return decode(stored)
             if await self.redis.set(self.lock_prefix + origin, self.name, nx=True, px=self.lock_ms):
                 try:
                     body, why = await fetch()
@@ -45,7 +50,7 @@ class SharedRobots:
             await asyncio.sleep(0.05)
 
 
-def _decode(raw: bytes | str) -> Decided:
+def decode(raw: bytes | str) -> Decided:
     data = json.loads(raw)
     if not isinstance(data, dict) or not isinstance(data.get("body"), str):
         raise ValueError("the stored robots.txt is not ours")  # noqa: TRY004 - bad data, not a bug
