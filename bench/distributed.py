@@ -19,15 +19,14 @@ import hashlib
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.measure import cpu_seconds, measure  # noqa: E402
 from bench.run import WORK, crawl_command, start_nginx  # noqa: E402
 from bench.site import build_site  # noqa: E402
 from crawler.distributed.codec import QueuedRequest  # noqa: E402
@@ -35,36 +34,14 @@ from crawler.distributed.frontier import RedisFrontier  # noqa: E402
 from crawler.distributed.server import PrivateRedis  # noqa: E402
 
 POSTGRES_MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU of *pid* and its live children (nginx's workers), from /proc."""
-    total = 0.0
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(child) for child in children.read_text().split()]
-    for each in pids:
-        try:
-            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
-    return total
 
 
 def measured(command: list[str]) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds of the command and every child it waited for, and its stderr."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    stderr = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command[:3])} failed:\n{stderr[-2000:]}")
-    return elapsed, usage.ru_utime + usage.ru_stime, stderr
+    run = measure(command)
+    if run.code != 0:
+        raise SystemExit(f"{' '.join(command[:3])} failed:\n{run.stderr[-2000:]}")
+    return run.seconds, run.cpu, run.stderr
 
 
 def crawled(stderr: str) -> int:

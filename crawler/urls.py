@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import safe_url_string
@@ -200,6 +201,27 @@ def resolve_link(base: str, href: str) -> str | None:
     colon = href.find(":")
     if colon > 0 and href[:colon].lower() in UNFOLLOWABLE_SCHEMES:
         return None
+    if not href.startswith("?"):
+        # Anything but a query-only link resolves the same against the base's folder: the
+        # links of one folder's pages repeat (menus, "../index.html"), so they are joined once.
+        base = _folder(base)
+    return _joined(base, href)
+
+
+def _folder(url: str) -> str:
+    """*url* up to the last ``/`` of its path (``https://h/a/b.html?q`` -> ``https://h/a/``)."""
+    cut = len(url)
+    for mark in ("#", "?"):
+        found = url.find(mark, 0, cut)
+        if found >= 0:
+            cut = found
+    host_start = url.find("//") + 2 if "//" in url[:cut] else 0
+    slash = url.rfind("/", host_start, cut)
+    return url[: slash + 1] if slash >= 0 else url[:cut] + "/"
+
+
+@lru_cache(maxsize=1 << 16)
+def _joined(base: str, href: str) -> str | None:
     try:
         return urljoin(base, href)
     except ValueError:

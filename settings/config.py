@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
-from crawler.page.digest import DEFAULT_IGNORE, Matcher, compile_ignore
+from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore
 from crawler.page.languages import news_language
 from crawler.protocol import MAX_BYTES, MAX_IMAGES_PER_URL, MAX_LOC_LENGTH, MAX_URLS
 from crawler.scope import UrlPatterns
@@ -76,7 +76,7 @@ class SitemapConfig:
     news_patterns: tuple[re.Pattern[str], ...]
     state_path: Path | None
     resume: bool
-    fingerprint_ignore: tuple[Matcher, ...]
+    fingerprint_ignore: Ignore
     shard_strategy: ShardStrategy
     compact: bool
     removals_path: Path

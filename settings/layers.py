@@ -17,85 +17,9 @@ from typing import Any
 from scrapy.settings import Settings
 
 from settings.environment import env_name, from_environment, typed
+from settings.options import EXTENDING, OPTION_SETTINGS, PROFILES
 
 __all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES", "build_layers", "build_settings", "explain", "load_config_file"]
-
-# Options that map one-to-one onto a setting: option dest -> setting name.
-OPTION_SETTINGS = {
-    "out": "SITEMAP_OUTPUT_DIR",
-    "base_url": "SITEMAP_BASE_URL",
-    "report": "SITEMAP_REPORT_PATH",
-    "basename": "SITEMAP_BASENAME",
-    "gzip": "SITEMAP_GZIP",
-    "max_pages": "SITEMAP_MAX_PAGES",
-    "max_depth": "SITEMAP_MAX_DEPTH",
-    "max_url_length": "SITEMAP_MAX_URL_LENGTH",
-    "max_query_variants": "SITEMAP_MAX_QUERY_VARIANTS",
-    "max_redirects": "SITEMAP_MAX_REDIRECTS",
-    "max_not_requested": "SITEMAP_MAX_NOT_REQUESTED",
-    "max_urls_per_file": "SITEMAP_MAX_URLS_PER_FILE",
-    "max_bytes_per_file": "SITEMAP_MAX_BYTES_PER_FILE",
-    "user_agent": "USER_AGENT",
-    "robots_token": "SITEMAP_ROBOTS_TOKEN",
-    "concurrency": "CONCURRENT_REQUESTS_PER_DOMAIN",
-    "delay": "DOWNLOAD_DELAY",
-    "timeout": "DOWNLOAD_TIMEOUT",
-    "retries": "RETRY_TIMES",
-    "include": "SITEMAP_INCLUDE",
-    "exclude": "SITEMAP_EXCLUDE",
-    "allow_type": "SITEMAP_ALLOWED_CONTENT_TYPES",
-    "strip_param": "SITEMAP_STRIP_QUERY_PARAMS",
-    "follow_nofollow": "SITEMAP_FOLLOW_NOFOLLOW",
-    "images": "SITEMAP_IMAGES",
-    "videos": "SITEMAP_VIDEOS",
-    "hreflang": "SITEMAP_HREFLANG",
-    "max_images_per_url": "SITEMAP_MAX_IMAGES_PER_URL",
-    "image_max_pages": "SITEMAP_IMAGE_MAX_PAGES",
-    "news_name": "SITEMAP_NEWS_NAME",
-    "news_language": "SITEMAP_NEWS_LANGUAGE",
-    "news_pattern": "SITEMAP_NEWS_PATTERNS",
-    "state": "SITEMAP_STATE_PATH",
-    "use_state": "SITEMAP_STATE",
-    "resume": "SITEMAP_RESUME",
-    "fingerprint_ignore": "SITEMAP_FINGERPRINT_IGNORE",
-    "shard_strategy": "SITEMAP_SHARD_STRATEGY",
-    "shard_section": "SITEMAP_SHARD_SECTIONS",
-    "shard_id_pattern": "SITEMAP_SHARD_ID_PATTERN",
-    "shard_id_range": "SITEMAP_SHARD_ID_RANGE",
-    "compact": "SITEMAP_COMPACT",
-    "delta": "SITEMAP_DELTA",
-    "delta_rotate": "SITEMAP_DELTA_ROTATE",
-    "removals": "SITEMAP_REMOVALS_PATH",
-    "overwrite_foreign": "SITEMAP_OVERWRITE_FOREIGN",
-    "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
-    "indexnow_key": "SITEMAP_INDEXNOW_KEY",
-    "indexnow_key_location": "SITEMAP_INDEXNOW_KEY_LOCATION",
-    "production_url": "SITEMAP_PRODUCTION_URL",
-    "user": "SITEMAP_STAGING_USER",
-    "password": "SITEMAP_STAGING_PASSWORD",
-    "password_env": "SITEMAP_STAGING_PASSWORD_ENV",
-    "header": "SITEMAP_STAGING_HEADERS",
-    "cookie": "SITEMAP_STAGING_COOKIES",
-    "url": "SITEMAP_START_URL",
-    "log_format": "SITEMAP_LOG_FORMAT",
-    "distributed": "SITEMAP_DISTRIBUTED",
-    "workers": "SITEMAP_WORKERS",
-}
-#: Settings a command starts from, over the defaults and under everything the user gives.
-PROFILES: dict[str, dict[str, Any]] = {
-    # A site crawled on a schedule (the defaults): a state store for honest lastmod.
-    "live": {"SITEMAP_STATE": True},
-    # A container: everything under the /data volume, JSON logs, no terminal progress line.
-    "container": {
-        "SITEMAP_OUTPUT_DIR": "/data/sitemaps",
-        "SITEMAP_LOG_FORMAT": "json",
-    },
-    # A one-off audit of a staging site: no state store (nothing to compare with next
-    # time), every URL never requested still written to the report, a little faster.
-    "audit": {"SITEMAP_STATE": False, "SITEMAP_MAX_NOT_REQUESTED": 1_000_000, "DOWNLOAD_DELAY": 0.1},
-}
-# List options that add to the default list instead of replacing it.
-EXTENDING = {"allow_type", "strip_param"}
 
 
 def load_config_file(path: str, kinds: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -15,13 +15,13 @@ from pathlib import Path
 from scrapy.settings import BaseSettings
 
 from crawler.hostmap import HostMap
+from crawler.logs import MASK
 from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.values import strings
 
 __all__ = ["MASK", "Audit", "StagingAccess", "read_audit"]
 
-MASK = "***"
 #: Directive sources a staging blocker can come from.
 BLOCKER_SOURCES = ("header", "meta")
 

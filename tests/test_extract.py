@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+from lxml import etree
+from lxml.cssselect import CSSSelector
+
+from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore, content_digest
 from crawler.page.headers import link_header_targets, robots_directives
 from crawler.page.html import parse_html
+from tests.server import SITE_ROOT
 
 
 def test_links_from_a_area_and_link_rel_with_base() -> None:
@@ -83,7 +89,7 @@ def test_fast_link_paths_agree_with_joining() -> None:
 
 
 def _digest(text: str) -> str | None:
-    page = parse_html(f"<html><body><p>{text}</p></body></html>".encode(), "http://e.com/", digest_ignore=())
+    page = parse_html(f"<html><body><p>{text}</p></body></html>".encode(), "http://e.com/", digest_ignore=Ignore())
     return page.content_digest
 
 
@@ -99,3 +105,33 @@ def test_content_digest_ignores_times_but_not_other_numbers() -> None:
         assert _digest(stamped) == base, stamped
     for changed in ("Price 13 EUR, updated", "Price 12 EUR, updated x10:42", "Price 12:5 EUR, updated"):
         assert _digest(changed) != base, changed
+
+
+def _reference_digest(html: bytes, extra: tuple[str, ...] = ()) -> str | None:
+    """The digest as first written: every selector evaluated on its own, each match cleared."""
+    page = parse_html(html, "http://e.com/", digest_ignore=Ignore())
+    root = etree.fromstring(html, etree.HTMLParser(encoding="utf-8"))
+    body = root.find("body")
+    for selector in (*DEFAULT_IGNORE, *extra):
+        select = etree.XPath(selector) if selector.startswith("/") else CSSSelector(selector, translator="html")
+        for element in select(body):
+            element.clear(keep_tail=True)
+    return content_digest(root, page.title, Ignore())
+
+
+VOLATILE = b"""<html><head><title>T</title></head><body><p>Kept <b>text</b> here.</p>
+<script>var t = 1;</script>after script <style>p{}</style>after style <svg><text>x</text></svg>after svg
+<form><input name=a value=1>after input <button type=hidden>hb</button>after hidden</form>
+<div id="ad-top">ad</div>after ad <div class="x ads y">ads</div>after ads <ins class="adsbygoogle">g</ins>
+<span aria-hidden="true">hidden</span>after aria <p data-nosnippet>nos</p> <time>10:42</time> tail
+<div class="advertisement"><p>inner</p></div><section class="adx">not an ad</section><p class="custom">mine</p>
+<div data-ad-slot="9">slot</div><ul><li id="google_ads_1">g</li><li>item</li></ul></body></html>"""
+
+
+@pytest.mark.parametrize("extra", [(), (".custom", "//ul/li[2]")])
+def test_the_merged_digest_equals_one_selector_at_a_time(extra: tuple[str, ...]) -> None:
+    pages = [VOLATILE, *(path.read_bytes() for path in sorted(SITE_ROOT.glob("**/*.html")))]
+    ignore = compile_ignore((*DEFAULT_IGNORE, *extra))
+    for html in pages:
+        assert parse_html(html, "http://e.com/", digest_ignore=ignore).content_digest == _reference_digest(html, extra)
+    assert _reference_digest(VOLATILE) != _reference_digest(VOLATILE.replace(b"Kept", b"Changed"))

@@ -149,3 +149,16 @@ def test_fingerprint_keeps_query_order_apart() -> None:
     assert fingerprint(Request("http://e.com/?a=1&b=2")) != fingerprint(Request("http://e.com/?b=2&a=1"))
     assert fingerprint(Request("http://e.com/x")) == fingerprint(Request("http://e.com/x"))
     assert fingerprint(Request("http://e.com/x")) != fingerprint(Request("http://e.com/x", method="HEAD"))
+
+
+def test_links_joined_against_the_folder_resolve_as_against_the_page() -> None:
+    """The per-folder cache of link resolution gives what urljoin gives against the page itself."""
+    from urllib.parse import urljoin
+
+    bases = ["http://h", "http://h/", "http://h/a/b.html", "http://h/a/b.html?x=1#f", "https://h:8443/a/b/",
+             "http://h/a;p/b", "http://h/a/b?q=/x/y", "http://h/a/b#/frag/"]  # fmt: skip
+    hrefs = ["c.html", "./", ".", "..", "../../../x", "/abs", "//other/p", "?y=2", "?", "https://e.com/z",
+             "c.html?q=1#t", " spaced.html ", "a/../b/./c", ";params", "%20x"]  # fmt: skip
+    for base in bases:
+        for href in hrefs:
+            assert resolve_link(base, href) == urljoin(base, href.strip()), (base, href)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from crawler.audit.analysis import NotFoundPage
 from crawler.audit.blockers import Blocker, start_page_blockers
-from crawler.page.digest import Matcher
+from crawler.page.digest import Ignore
 from crawler.page.headers import is_html
 from crawler.page.html import parse_html
 from crawler.services.http import Fetched, fetch_response
@@ -45,7 +45,7 @@ def preflight(
     headers: dict[str, str],
     agent: str,
     token: str,
-    ignore: tuple[Matcher, ...],
+    ignore: Ignore,
     timeout: float,
 ) -> Preflight:
     try:

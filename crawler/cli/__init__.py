@@ -7,23 +7,30 @@ ends with a message saying why and exit status 1; success is 0.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import Any
 
-from crawler.cli.audit import run_audit
-from crawler.cli.config import run_config
-from crawler.cli.crawl import run_crawl_command
 from crawler.cli.parser import UsageError, build_parser
-from crawler.cli.serve import run_serve
-from crawler.cli.validate import run_validate
-from crawler.cli.worker import run_worker
-from crawler.logs import json_event
-from settings.staging import MASK
+from crawler.logs import MASK, json_event
 
 __all__ = ["build_parser", "main"]
 
 EXIT_USAGE = 2
+#: Each command's module and function, imported only when that command runs: ``--help`` and
+#: ``validate`` never load Scrapy's crawler machinery.
+COMMANDS = {
+    "crawl": ("crawler.cli.crawl", "run_crawl_command"),
+    "update": ("crawler.cli.crawl", "run_crawl_command"),
+    "serve": ("crawler.cli.serve", "run_serve"),
+    "validate": ("crawler.cli.validate", "run_validate"),
+    "audit": ("crawler.cli.audit", "run_audit"),
+    "config": ("crawler.cli.config", "run_config"),
+    "worker": ("crawler.cli.worker", "run_worker"),
+}
 #: Options whose values are secrets: masked in the process title (``ps``, /proc/PID/cmdline).
 SECRET_OPTIONS = ("--password", "--header", "--cookie", "--token")
 
@@ -74,21 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM (crawls and serve install their own, finer handlers over this one).
     signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()
-    commands = {
-        "crawl": run_crawl_command,
-        "update": run_crawl_command,
-        "serve": run_serve,
-        "validate": run_validate,
-        "audit": run_audit,
-        "config": run_config,
-        "worker": run_worker,
-    }
     try:
         args = parser.parse_args(arguments)
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return commands[args.command](args)
+        module, name = COMMANDS[args.command]
+        command: Callable[[Any], int] = getattr(importlib.import_module(module), name)
+        return command(args)
     except (UsageError, ValueError) as error:
         wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format")) or (
             "container" in (os.environ.get("SITEMAP_CRAWLER_PROFILE"), _option(arguments, "--profile"))

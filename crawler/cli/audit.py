@@ -27,7 +27,7 @@ from crawler.audit.report import write_report
 from crawler.cli.crawl import EXIT_SIGNAL, check_writable, effective_config, log_filters, run_crawl
 from crawler.cli.parser import EXIT_FINDINGS, UsageError, option_kinds
 from crawler.downloadermiddlewares.robotstxt import robots_agent_of
-from crawler.logs import json_event
+from crawler.logs import MASK, json_event
 from crawler.state.lock import Locked
 from crawler.urls import site_root
 from crawler.validate.sets import SetOptions
@@ -35,7 +35,6 @@ from pipelines.export import output_lock
 from settings.config import SitemapConfig
 from settings.environment import from_environment
 from settings.layers import build_layers
-from settings.staging import MASK
 
 __all__ = ["run_audit"]
 

@@ -13,8 +13,8 @@ import sys
 
 from crawler.cli.crawl import effective_config
 from crawler.cli.parser import option_kinds
+from crawler.logs import MASK
 from settings.layers import OPTION_SETTINGS, build_layers
-from settings.staging import MASK
 
 __all__ = ["SECRET_SETTINGS", "run_config"]
 

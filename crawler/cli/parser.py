@@ -7,7 +7,7 @@ from functools import cache
 from typing import NoReturn
 
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
-from settings.layers import OPTION_SETTINGS, PROFILES
+from settings.options import OPTION_SETTINGS, PROFILES
 
 __all__ = ["EXIT_FINDINGS", "UsageError", "add_audit_options", "add_crawl_options", "build_parser", "option_kinds"]
 

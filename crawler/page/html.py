@@ -12,7 +12,7 @@ from typing import Any
 
 from lxml import etree
 
-from crawler.page.digest import Matcher, content_digest
+from crawler.page.digest import Ignore, content_digest
 from crawler.page.images import largest_srcset_candidate
 from crawler.page.structured import parse_json_ld
 from crawler.urls import resolve_link
@@ -67,9 +67,7 @@ class PageHtml:
 _TAGS = ("a", "area", "link", "base", "meta", "img", "source", "video", "iframe", "script", "title")
 
 
-def parse_html(
-    body: bytes, url: str, encoding: str = "utf-8", digest_ignore: tuple[Matcher, ...] | None = None
-) -> PageHtml:
+def parse_html(body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ignore | None = None) -> PageHtml:
     """Parse *body* (fetched from *url*) once and collect every fact of the page.
 
     With *digest_ignore*, also the content fingerprint (see
