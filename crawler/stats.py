@@ -52,6 +52,7 @@ class Stat:
     CANONICAL_CONFLICT = key("canonical_conflict")
     SEED_SITEMAPS = key("seed_sitemaps")
     CRAWL_DELAY = key("crawl_delay")
+    BACKOFF = key("backoff")  # times the delay was raised because the server said so or struggled
     IMAGES_LISTED = key("images", "listed")
     IMAGES_OVER_LIMIT = key("images", "over_limit")
     VIDEOS_LISTED = key("videos", "listed")

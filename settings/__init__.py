@@ -21,7 +21,14 @@ ROBOTSTXT_OBEY = True
 # Politeness: one site, a few connections, a short pause between requests.
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
-DOWNLOAD_DELAY = 0.25
+# The speed adapts to the server (crawler/extensions/throttle.py): the delay follows its latency
+# so that about AUTOTHROTTLE_TARGET_CONCURRENCY requests are in flight, starting gently; a user's
+# --delay makes it a fixed delay. DOWNLOAD_DELAY is then the floor, Crawl-delay too.
+DOWNLOAD_DELAY = 0.0
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 0.25
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
@@ -74,6 +81,8 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.downloadermiddlewares.robotstxt.SiteRobotsTxtMiddleware": 100,
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
+    # Before Retry (550) in the response order: 429/5xx/timeouts slow the site down first.
+    "crawler.downloadermiddlewares.backoff.ServerBackoffMiddleware": 600,
     # Off through COOKIES_ENABLED as well; listed so its module (48 ms of imports) is never loaded.
     "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
     # A shared crawl's pace for the whole site, asked of Redis just before each download.
@@ -105,6 +114,8 @@ ITEM_PIPELINES = {
     "pipelines.export.SitemapExportPipeline": 900,
 }
 EXTENSIONS = {
+    "scrapy.extensions.throttle.AutoThrottle": None,
+    "crawler.extensions.throttle.SiteThrottle": 0,
     "crawler.extensions.crawldelay.CrawlDelay": 500,
     "crawler.extensions.report.CrawlReport": 510,
     "crawler.extensions.progress.Progress": 520,
