@@ -38,15 +38,21 @@ DEFAULTS_TIMEOUT = 600.0
 def sites() -> dict[str, Path]:
     """The two documentation trees, installed with apt first when missing (as root)."""
     found = {"PostgreSQL manual": Path("/usr/share/doc/postgresql-doc-15/html")}
-    python = sorted(Path("/usr/share/doc").glob("python3.*/html/index.html"))
+    python = _python_docs()
     if not found["PostgreSQL manual"].is_dir() or not python:
         if os.geteuid() != 0:
             raise SystemExit(f"install the documentation first: apt-get install {' '.join(PACKAGES)}")
         environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], check=True, env=environment)
-        python = sorted(Path("/usr/share/doc").glob("python3.*/html/index.html"))
+        python = _python_docs()
     found["Python docs"] = python[-1].parent
     return found
+
+
+def _python_docs() -> list[Path]:
+    """``/usr/share/doc/python3.X/html/index.html`` (not the -venv or -dev folders)."""
+    found = Path("/usr/share/doc").glob("python3.*/html/index.html")
+    return sorted(path for path in found if re.fullmatch(r"python3\.\d+", path.parent.parent.name))
 
 
 def fresh(out: Path) -> None:
@@ -126,7 +132,8 @@ def compare(name: str, root: Path, concurrency: int, skip_defaults: bool) -> Non
 
 
 def startup() -> None:
-    """A one-page crawl and --help, median of five runs each."""
+    """A one-page crawl (start-up and end; at the defaults the adaptive delay starts at 0.25 s
+    between the requests for robots.txt, the page and /sitemap.xml) and --help, median of five runs."""
     page = WORK / "one-page"
     page.mkdir(parents=True, exist_ok=True)
     (page / "index.html").write_text("<html><head><title>One</title></head><body>one page</body></html>")
@@ -134,8 +141,13 @@ def startup() -> None:
     try:
         out = WORK / "one-out"
         crawl = [str(BIN / "sitemap-crawler"), "crawl", f"http://127.0.0.1:{port}/", "--out", str(out), "-q"]
+        commands = (
+            ("crawl of one page, --delay 0", [*crawl, "--delay", "0"]),
+            ("the same at the defaults", crawl),
+            ("--help", [str(BIN / "sitemap-crawler"), "--help"]),
+        )
         timings = {}
-        for name, command in (("crawl of one page", crawl), ("--help", [str(BIN / "sitemap-crawler"), "--help"])):
+        for name, command in commands:
             runs = []
             for _ in range(5):
                 fresh(out)

@@ -135,3 +135,19 @@ def test_the_merged_digest_equals_one_selector_at_a_time(extra: tuple[str, ...])
     for html in pages:
         assert parse_html(html, "http://e.com/", digest_ignore=ignore).content_digest == _reference_digest(html, extra)
     assert _reference_digest(VOLATILE) != _reference_digest(VOLATILE.replace(b"Kept", b"Changed"))
+
+
+def test_a_selector_is_evaluated_only_on_pages_whose_source_can_match_it() -> None:
+    ignore = compile_ignore([".ad", "[data-ad-slot]", "form [type=hidden]", "p:first-child", "//aside"])
+
+    def active(source: bytes) -> str:
+        xpath = ignore.xpath(source.lower())
+        return xpath.path if xpath is not None else ""
+
+    plain = active(b"<html><head></head><body><p class='header load-more'>road ahead</p></body></html>")
+    assert "' ad '" not in plain and "data-ad-slot" not in plain and "hidden" not in plain
+    assert "//aside" in plain and "preceding-sibling" in plain  # an XPath, a pseudo-class: no sure word, always in
+    assert "' ad '" in active(b'<div class="x ad">buy</div>') and "' ad '" in active(b"<div class=ad>buy</div>")
+    assert "data-ad-slot" in active(b'<DIV DATA-AD-SLOT="1">')  # attribute names in any case
+    assert "hidden" in active(b'<form action="/"><button type="hidden">')
+    assert "hidden" not in active(b'<div type="hidden">no form here</div>')

@@ -165,7 +165,7 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ig
         for content, player, poster, title in videos
     ]
     if digest_ignore is not None:
-        page.content_digest = content_digest(root, page.title, digest_ignore)
+        page.content_digest = content_digest(root, page.title, digest_ignore, body)
     return page
 
 
