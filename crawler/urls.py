@@ -201,11 +201,12 @@ def resolve_link(base: str, href: str) -> str | None:
     colon = href.find(":")
     if colon > 0 and href[:colon].lower() in UNFOLLOWABLE_SCHEMES:
         return None
-    if not href.startswith("?"):
-        # Anything but a query-only link resolves the same against the base's folder: the
-        # links of one folder's pages repeat (menus, "../index.html"), so they are joined once.
-        base = _folder(base)
-    return _joined(base, href)
+    # Joined without its fragment (kept as it is), and against the base's folder unless it is
+    # a query-only link: the links of one folder's pages repeat ("../index.html", "a.html#x",
+    # "a.html#y"), so each is joined once.
+    href, _, fragment = href.partition("#")
+    joined = _joined(base if href.startswith("?") else _folder(base), href)
+    return f"{joined}#{fragment}" if fragment and joined is not None else joined
 
 
 def _folder(url: str) -> str:

@@ -12,7 +12,9 @@ from crawler.protocol import MAX_BYTES, MAX_IMAGES_PER_URL, MAX_LOC_LENGTH, MAX_
 from crawler.urls import DEFAULT_STRIP_PARAMS
 
 BOT_NAME = "sitemap-crawler"
-SPIDER_MODULES = ["crawler.spiders"]
+# The one spider `scrapy crawl` and Scrapyd run; the exporter of a shared crawl is started by
+# the CLI, and walking the whole package would import redis into every crawl.
+SPIDER_MODULES = ["crawler.spiders.site"]
 NEWSPIDER_MODULE = "crawler.spiders"
 
 USER_AGENT = "sitemap-crawler/0.1 (+https://github.com/sitemap-crawler/sitemap-crawler)"
@@ -75,33 +77,44 @@ REQUEST_FINGERPRINTER_CLASS = "crawler.request_fingerprinter.UrlFingerprinter"
 # second set of every URL's fingerprint in memory (about 120 bytes per URL).
 DUPEFILTER_CLASS = "scrapy.dupefilters.BaseDupeFilter"
 
+# Scrapy's components, the ones this project uses only. Scrapy imports every component named
+# in a setting, even one set to None, and instantiates those of the _BASE lists to let them
+# refuse (NotConfigured): the remote control's module alone imports aiohttp (60 ms a run),
+# the cookies middleware 48 ms. Off, not loaded at all: offsite and robots.txt (ours replace
+# them), redirects and meta refresh (a redirect is a fact to report), cookies, the HTTP cache,
+# downloader byte stats; telnet, remote control, feed export, spider state, memory debugger
+# and Scrapy's own AutoThrottle (ours extends it). Add any back with DOWNLOADER_MIDDLEWARES or
+# EXTENSIONS.
+DOWNLOADER_MIDDLEWARES_BASE = {
+    "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": 300,
+    "scrapy.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware": 350,
+    "scrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware": 400,
+    "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": 500,
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": 550,
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 590,
+    "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware": 750,
+}
+EXTENSIONS_BASE = {
+    "scrapy.extensions.corestats.CoreStats": 0,
+    "scrapy.extensions.logcount.LogCount": 0,
+    "scrapy.extensions.memusage.MemoryUsage": 0,
+    "scrapy.extensions.closespider.CloseSpider": 0,
+    "scrapy.extensions.logstats.LogStats": 0,
+}
+# The referer, URL length (one of our limits, with a reason), depth and start-request, meta-copy
+# and HTTP-error spider middlewares: each wraps every callback's output in one more async
+# generator; the spider sets depth and priority itself, never copies meta, allows every status.
+SPIDER_MIDDLEWARES_BASE: dict[str, int] = {}
 DOWNLOADER_MIDDLEWARES = {
-    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "crawler.downloadermiddlewares.scope.ScopeMiddleware": 50,
-    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "crawler.downloadermiddlewares.robotstxt.SiteRobotsTxtMiddleware": 100,
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
     # Before Retry (550) in the response order: 429/5xx/timeouts slow the site down first.
     "crawler.downloadermiddlewares.backoff.ServerBackoffMiddleware": 600,
-    # Off through COOKIES_ENABLED as well; listed so its module (48 ms of imports) is never loaded.
-    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
     # A shared crawl's pace for the whole site, asked of Redis just before each download.
     "crawler.downloadermiddlewares.sharedpace.SharedPaceMiddleware": 980,
     # Staging credentials on the staging origin only; last, so nothing adds them after it.
     "crawler.downloadermiddlewares.staging.StagingAccessMiddleware": 990,
-}
-SPIDER_MIDDLEWARES = {
-    # URL length is one of our limits, recorded with a reason instead.
-    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
-    # Each of these wraps every callback's output in one more async generator.
-    # The spider sets depth and priority itself (a redirect target keeps the
-    # depth of the page that redirected), never copies meta, and has no use
-    # for the is_start_request mark.
-    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
-    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
-    "scrapy.spidermiddlewares.start.StartSpiderMiddleware": None,
-    # With every status allowed it only costs a call per response.
-    "scrapy.spidermiddlewares.httperror.HttpErrorMiddleware": None,
 }
 ITEM_PIPELINES = {
     "pipelines.indexability.FetchOutcomePipeline": 100,
@@ -114,7 +127,6 @@ ITEM_PIPELINES = {
     "pipelines.export.SitemapExportPipeline": 900,
 }
 EXTENSIONS = {
-    "scrapy.extensions.throttle.AutoThrottle": None,
     "crawler.extensions.throttle.SiteThrottle": 0,
     "crawler.extensions.crawldelay.CrawlDelay": 500,
     "crawler.extensions.report.CrawlReport": 510,
@@ -122,8 +134,6 @@ EXTENSIONS = {
     "crawler.extensions.gctuning.GarbageCollection": 530,
     "crawler.extensions.notify.IndexNowNotifier": 540,
     "crawler.extensions.audit.AuditRecorder": 550,  # `sitemap-crawler audit` only
-    # Off through REMOTE_CONTROL_ENABLED as well; its module imports aiohttp (0.13 s per run).
-    "scrapy.extensions.remote_control.RemoteControl": None,
 }
 
 # Stats are bumped about a dozen times per request; see crawler/stats.py.

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.server import SiteServer
+
 ROOT = Path(__file__).parent.parent
 PURE_PACKAGES = ("audit", "distributed", "page", "sitemaps", "state", "validate", "services")
 PURE_MODULES = ("hostmap", "items", "modes", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls")
@@ -38,3 +40,18 @@ def test_no_module_is_over_350_lines() -> None:
     sources = [*ROOT.glob("crawler/**/*.py"), *ROOT.glob("pipelines/*.py"), *ROOT.glob("settings/*.py")]
     long = {str(path.relative_to(ROOT)): n for path in sources if (n := len(path.read_text().splitlines())) > 350}
     assert long == {}
+
+
+def imported_by(*argv: str) -> set[str]:
+    """The top-level packages a real run of the CLI imports (``-X importtime``)."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "crawler.cli", *argv],
+                            capture_output=True, text=True, timeout=120, check=False, cwd=ROOT)  # fmt: skip
+    return {line.rsplit("|", 1)[1].strip().split(".")[0] for line in result.stderr.splitlines() if "|" in line}
+
+
+def test_each_command_imports_only_what_it_needs(server: SiteServer, tmp_path: Path) -> None:
+    assert "scrapy" not in imported_by("--help") and "twisted" not in imported_by("--help")
+    crawl = imported_by("crawl", server.url("/about.html"), "--out", str(tmp_path / "out"), "--delay", "0",
+                        "--max-pages", "1", "--no-state", "-q")  # fmt: skip
+    assert "scrapy" in crawl  # the probe sees a real crawl's imports
+    assert not crawl & {"redis", "aiohttp", "boto3", "botocore"}, crawl & {"redis", "aiohttp", "boto3"}

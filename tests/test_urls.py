@@ -158,7 +158,8 @@ def test_links_joined_against_the_folder_resolve_as_against_the_page() -> None:
     bases = ["http://h", "http://h/", "http://h/a/b.html", "http://h/a/b.html?x=1#f", "https://h:8443/a/b/",
              "http://h/a;p/b", "http://h/a/b?q=/x/y", "http://h/a/b#/frag/"]  # fmt: skip
     hrefs = ["c.html", "./", ".", "..", "../../../x", "/abs", "//other/p", "?y=2", "?", "https://e.com/z",
-             "c.html?q=1#t", " spaced.html ", "a/../b/./c", ";params", "%20x"]  # fmt: skip
+             "c.html?q=1#t", " spaced.html ", "a/../b/./c", ";params", "%20x", "a.html#", "a.html#x#y",
+             "?q#f", "../up.html#sec-2", "//other/p#f", "https://e.com/#top"]  # fmt: skip
     for base in bases:
         for href in hrefs:
             assert resolve_link(base, href) == urljoin(base, href.strip()), (base, href)

@@ -1,7 +1,6 @@
-"""The Redis of a shared crawl: :func:`connect` to it, or start a private
-redis-server for ``crawl --workers N`` (and the tests): Debian's binary on
-127.0.0.1, a free port, no persistence, a folder of its own, stopped by its
-PID."""
+"""A private redis-server for ``crawl --workers N`` (and the tests): Debian's
+binary on 127.0.0.1, a free port, no persistence, a folder of its own,
+stopped by its PID."""
 
 from __future__ import annotations
 
@@ -13,11 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-
-__all__ = ["PrivateRedis", "connect", "free_port"]
+__all__ = ["PrivateRedis", "free_port"]
 
 
 def free_port() -> int:
@@ -66,10 +61,3 @@ class PrivateRedis:
             except subprocess.TimeoutExpired:
                 os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
-
-
-def connect(url: str) -> Redis:
-    """An asyncio client of the crawl's Redis: a few retries over a blip, then the error (never hangs)."""
-    return Redis.from_url(
-        url, socket_timeout=30, socket_connect_timeout=10, retry=Retry(ExponentialBackoff(cap=1.0), 3)
-    )

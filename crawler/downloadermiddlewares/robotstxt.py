@@ -85,8 +85,8 @@ def _shared_robots(crawler: Crawler) -> SharedRobots | None:
     shared = SitemapConfig.from_crawler(crawler).distributed
     if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
         return None
+    from crawler.distributed.client import connect  # noqa: PLC0415
     from crawler.distributed.robots import SharedRobots  # noqa: PLC0415 - a shared crawl only
-    from crawler.distributed.server import connect  # noqa: PLC0415
 
     return SharedRobots(connect(shared.url), shared.crawl, f"{os.getpid()}-{id(crawler):x}")
 

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.distributed.coordination import SitePace
-from crawler.distributed.server import connect
 from crawler.stats import Stat
 from crawler.urls import site_root
 from settings.config import SitemapConfig
@@ -28,6 +26,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
+
+    from crawler.distributed.coordination import SitePace
 
 __all__ = ["SharedPaceMiddleware"]
 
@@ -47,6 +47,9 @@ class SharedPaceMiddleware:
         shared = config.distributed
         if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
             raise NotConfigured  # no message: Scrapy would log it as a warning
+        from crawler.distributed.client import connect  # noqa: PLC0415 - a shared crawl only: no redis import else
+        from crawler.distributed.coordination import SitePace  # noqa: PLC0415
+
         pace = SitePace(connect(shared.url), shared.crawl, site_root(config.start_url))
         delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
         concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")

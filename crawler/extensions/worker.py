@@ -24,11 +24,11 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import Deferred
 
+from crawler.distributed.client import connect
 from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
 from crawler.distributed.coordination import SUMMED, add_counts
 from crawler.distributed.frontier import Lease
 from crawler.distributed.link import WorkerLink
-from crawler.distributed.server import connect
 from crawler.items import PageFacts
 from crawler.reasons import Reason, pages_spent
 from settings.config import SitemapConfig

@@ -18,10 +18,10 @@ from redis.exceptions import RedisError
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider
 
+from crawler.distributed.client import connect
 from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
-from crawler.distributed.server import connect
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from settings.config import SitemapConfig
