@@ -61,6 +61,11 @@ def fresh(out: Path) -> None:
         leftover.unlink()
 
 
+def page_url(url: str) -> str:
+    """One name for a folder's page: ``/a/index.html`` and ``/a/`` are one page to both crawlers."""
+    return url[: -len("index.html")] if url.endswith("/index.html") else url
+
+
 def ours(url: str, out: Path, command: list[str], timeout: float = 1800) -> tuple[Measured, set[str]]:
     """Run our crawl; what it measured and the URLs it fetched (from its report)."""
     fresh(out)
@@ -70,8 +75,8 @@ def ours(url: str, out: Path, command: list[str], timeout: float = 1800) -> tupl
     if report.exists():
         for line in report.open():
             entry = json.loads(line)
-            if entry.get("status") == 200 and entry["url"].startswith(url):
-                fetched.add(entry["url"])
+            if entry.get("status") == 200 and entry["url"].startswith(url) and entry["reason"] != "content-type":
+                fetched.add(page_url(entry["url"]))
     return run, fetched
 
 
@@ -82,7 +87,7 @@ def wget(url: str) -> tuple[Measured, set[str]]:
     run = measure(["wget", "--spider", "-r", "-l", "inf", "-nv", "-e", "robots=off", "-o", "log", url], cwd=folder)
     # An HTML page is downloaded to be read: "URL:<url> [n/n] -> file"; other files only get a HEAD.
     pages = set(re.findall(r"URL:(\S+) \[\d+/\d+\] ->", (folder / "log").read_text(errors="replace")))
-    return run, {page.removesuffix("index.html") for page in pages}
+    return run, {page_url(page) for page in pages}
 
 
 def bare(url: str, concurrency: int) -> tuple[Measured, int]:

@@ -30,25 +30,52 @@ _TRANSLATOR = HTMLTranslator()
 _BOUNDARY = frozenset(b" \t\n\r\f\"'=<>/")
 
 
+#: The values of class and id attributes in a page's (lowercase) source.
+_ATTRIBUTE_VALUES = {
+    "class": re.compile(rb"class\s*=\s*[\"']?([^\"'>]*)"),
+    "id": re.compile(rb"\bid\s*=\s*[\"']?([^\"'>]*)"),
+}
+
+
+class Source:
+    """A page's lowercase source, with the class and id tokens it holds found on first need."""
+
+    def __init__(self, text: bytes):
+        self.text = text
+        self._tokens: dict[str, frozenset[bytes]] = {}
+
+    def tokens(self, attribute: str) -> frozenset[bytes]:
+        found = self._tokens.get(attribute)
+        if found is None:
+            values = _ATTRIBUTE_VALUES[attribute].findall(self.text)
+            found = self._tokens[attribute] = frozenset(b" ".join(values).split())
+        return found
+
+
 @dataclass(frozen=True, slots=True)
 class Needle:
-    """A lowercase word a page's source must hold, with a boundary before and/or after it."""
+    """A lowercase word a page's source must hold: a token of its class or id attributes
+    (*attribute*), or anywhere, with a boundary before and/or after it."""
 
     text: bytes
     before: bool = True
     after: bool = True
+    attribute: str = ""
 
-    def found(self, source: bytes) -> bool:
+    def found(self, source: Source) -> bool:
+        if self.attribute:
+            return self.text in source.tokens(self.attribute)
+        text = source.text
         if not (self.before or self.after):
-            return self.text in source
-        start = source.find(self.text)
+            return self.text in text
+        start = text.find(self.text)
         while start >= 0:  # bounded: each turn moves past one occurrence
             end = start + len(self.text)
-            if (not self.before or start == 0 or source[start - 1] in _BOUNDARY) and (
-                not self.after or end == len(source) or source[end] in _BOUNDARY
+            if (not self.before or start == 0 or text[start - 1] in _BOUNDARY) and (
+                not self.after or end == len(text) or text[end] in _BOUNDARY
             ):
                 return True
-            start = source.find(self.text, start + 1)
+            start = text.find(self.text, start + 1)
         return False
 
 
@@ -69,10 +96,11 @@ class Ignore:
 
     def xpath(self, source: bytes | None) -> etree.XPath | None:
         """One XPath of the parts that may match a page of *source* (lowercase; None: all)."""
+        scan = Source(source) if source is not None else None
         active = tuple(
             index
             for index, part in enumerate(self.parts)
-            if source is None or all(needle.found(source) for needle in part.needles)
+            if scan is None or all(needle.found(scan) for needle in part.needles)
         )
         return _merged(self.parts, active) if active else None
 
@@ -93,9 +121,9 @@ def _needles(tree: object) -> tuple[Needle, ...]:
     if isinstance(tree, cssselect.parser.Element):
         return () if tree.element in (None, "*") else (Needle(b"<" + tree.element.lower().encode(), False, True),)
     if isinstance(tree, cssselect.parser.Class):
-        return (*_needles(tree.selector), Needle(tree.class_name.lower().encode()))
+        return (*_needles(tree.selector), Needle(tree.class_name.lower().encode(), attribute="class"))
     if isinstance(tree, cssselect.parser.Hash):
-        return (*_needles(tree.selector), Needle(tree.id.lower().encode()))
+        return (*_needles(tree.selector), Needle(tree.id.lower().encode(), attribute="id"))
     if isinstance(tree, cssselect.parser.Attrib):
         found = (*_needles(tree.selector), Needle(tree.attrib.lower().encode()))
         value = getattr(tree.value, "value", tree.value)
