@@ -43,13 +43,19 @@ test-tools:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES); } || \
 	  echo "note: $(TEST_PACKAGES) are not all installed: the browser and container tests will be skipped" >&2
 
-# Benchmarks need a fast static server (nginx) and a load tool (wrk) from Debian.
+# Benchmarks need a fast static server (nginx), a load tool (wrk), wget and redis-server to
+# compare with, and two real documentation sites, all from Debian.
+BENCH_PACKAGES := nginx-light wrk wget redis-server postgresql-doc-15 python3-doc
 bench-tools:
-	@command -v nginx >/dev/null && command -v wrk >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light wrk; }
+	@command -v nginx >/dev/null && command -v wrk >/dev/null && command -v wget >/dev/null \
+	  && command -v redis-server >/dev/null && [ -d /usr/share/doc/postgresql-doc-15/html ] \
+	  && ls -d /usr/share/doc/python3.*/html >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_PACKAGES); }
 
 bench: install bench-tools
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scheduled.py
 	$(BIN)/python bench/hostile.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/real_sites.py
+	$(BIN)/python bench/distributed.py

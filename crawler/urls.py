@@ -209,6 +209,7 @@ def resolve_link(base: str, href: str) -> str | None:
     return f"{joined}#{fragment}" if fragment and joined is not None else joined
 
 
+@lru_cache(maxsize=1024)  # one page's links share its base
 def _folder(url: str) -> str:
     """*url* up to the last ``/`` of its path (``https://h/a/b.html?q`` -> ``https://h/a/``)."""
     cut = len(url)

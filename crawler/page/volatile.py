@@ -60,7 +60,7 @@ class Needle:
     text: bytes
     before: bool = True
     after: bool = True
-    attribute: str = ""
+    attribute: str = ""  # "class" or "id": a whole token of that attribute
 
     def found(self, source: Source) -> bool:
         if self.attribute:
