@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapy.settings import BaseSettings, Settings
 
-from settings.values import number, whole_number
+from settings.values import adapts, number, whole_number
 
 __all__ = ["MAX_LOCAL_WORKERS", "Distributed", "masked_url", "read_distributed", "worker_settings"]
 
@@ -80,9 +80,11 @@ def worker_settings(settings: Settings) -> Settings:
     worker.set("SITEMAP_SHARED_STATE", settings.getbool("SITEMAP_STATE"), priority="cmdline")
     worker.set("SITEMAP_STATE", False, priority="cmdline")
     worker.set("SITEMAP_ROLE", "worker", priority="cmdline")
-    # The delay holds for the site as a whole (SharedPaceMiddleware), not per worker.
-    worker.set("SITEMAP_SHARED_DELAY", settings.getfloat("DOWNLOAD_DELAY"), priority="cmdline")
-    worker.set("DOWNLOAD_DELAY", 0, priority="cmdline")
+    # A fixed delay holds for the site as a whole (SharedPaceMiddleware), not per worker; an
+    # adaptive one follows the latency each worker sees, under the site-wide concurrency limit.
+    if not adapts(settings):
+        worker.set("SITEMAP_SHARED_DELAY", settings.getfloat("DOWNLOAD_DELAY"), priority="cmdline")
+        worker.set("DOWNLOAD_DELAY", 0, priority="cmdline")
     # The page budget too is counted for all workers at once (in Redis, as pages are offered).
     worker.set("SITEMAP_SHARED_MAX_PAGES", settings.getint("SITEMAP_MAX_PAGES"), priority="cmdline")
     worker.set("SITEMAP_MAX_PAGES", 0, priority="cmdline")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy.settings import BaseSettings
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 __all__ = ["number", "strings", "whole_number"]
 
@@ -38,3 +38,10 @@ def number(settings: BaseSettings, key: str, low: float) -> float:
     if value < low:
         raise ValueError(f"{key} must be at least {low}, not {value}")
     return value
+
+
+def adapts(settings: BaseSettings) -> bool:
+    """Whether the delay follows the server (AutoThrottle): on, and no delay chosen by the user
+    (a delay above the project's defaults: an option, a config file, the environment, --set)."""
+    chosen = (settings.getpriority("DOWNLOAD_DELAY") or 0) > SETTINGS_PRIORITIES["project"]
+    return settings.getbool("AUTOTHROTTLE_ENABLED") and not chosen

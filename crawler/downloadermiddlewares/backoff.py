@@ -1,5 +1,7 @@
 """Back off when the server says so or struggles (SPEC S2): a 429 or 503 with
-``Retry-After`` pauses the site for that long; any 429 or 5xx, or a request
+``Retry-After`` makes that the delay before the next request to the host,
+and nothing lowers it until that time is over (not the throttle, whatever
+answers come meanwhile); any 429 or 5xx, or a request
 that times out or is refused, doubles the delay between requests. Scrapy's
 retry then asks again after the pause. Success brings the delay back down:
 AutoThrottle does it when it is on; with a fixed delay this middleware
@@ -20,10 +22,11 @@ from scrapy.exceptions import (
     DownloadTimeoutError,
     ResponseDataLossError,
 )
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 
-from crawler.extensions.throttle import adapts
 from crawler.stats import Stat
+from settings.values import adapts
 
 if TYPE_CHECKING:
     from typing import Self
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["ServerBackoffMiddleware", "retry_after_seconds"]
+__all__ = ["ServerBackoffMiddleware", "held", "holds_of", "retry_after_seconds"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,21 @@ _TROUBLES = (
     ConnectionDone,
     ConnectionLost,
 )
+
+
+def holds_of(crawler: Crawler) -> dict[str, float]:
+    """Host -> the monotonic time before which nothing is sent to it (a Retry-After), per crawler."""
+    holds: dict[str, float] | None = getattr(crawler, "_sitemap_holds", None)
+    if holds is None:
+        holds = {}
+        crawler._sitemap_holds = holds  # type: ignore[attr-defined]
+    return holds
+
+
+def held(crawler: Crawler, url: str) -> bool:
+    """Whether the host of *url* is inside a Retry-After: its delay may only go up meanwhile."""
+    host = url.split("://", 1)[-1].split("/", 1)[0]
+    return holds_of(crawler).get(host, 0.0) > time.monotonic()
 
 
 def retry_after_seconds(value: str, now: float | None = None) -> float | None:
@@ -70,6 +88,7 @@ class ServerBackoffMiddleware:
         self.max_delay = max_delay
         self.base_delay = base_delay
         self.recover = recover  # a fixed delay: nothing else brings the delay back down
+        self.holds = holds_of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -85,7 +104,7 @@ class ServerBackoffMiddleware:
             header = response.headers.get(b"Retry-After")
             wait = retry_after_seconds(header.decode("latin-1")) if header and response.status in (429, 503) else None
             self._back_off(slot, request, f"answered {response.status}", wait)
-        elif self.recover and slot.delay > self._floor():
+        elif self.recover and slot.delay > self._floor() and not held(self.crawler, request.url):
             slot.delay = max(self._floor(), slot.delay / 2)
         return response
 
@@ -103,15 +122,20 @@ class ServerBackoffMiddleware:
         return max(self.base_delay, float(stats.get_value(Stat.CRAWL_DELAY, 0.0)) if stats else 0.0)
 
     def _back_off(self, slot: Slot, request: Request, why: str, wait: float | None) -> None:
+        stats = self.crawler.stats
         doubled = max(slot.delay * 2, MIN_BACKOFF)
+        if wait:
+            wait = min(wait, self.max_delay)
+            host = urlparse_cached(request).netloc
+            self.holds[host] = max(self.holds.get(host, 0.0), time.monotonic() + wait)
+            slot.jitter = 0.0  # a randomised delay could come back early; the server named the time
+            logger.info("%s %s with Retry-After: nothing sent to %s for %.0f s", request.url, why, host, wait)
         delay = min(self.max_delay, max(doubled, wait or 0.0))
-        if delay <= slot.delay:
-            return
-        slot.delay = delay
-        if self.crawler.stats:
-            self.crawler.stats.inc_value(Stat.BACKOFF)
-        asked = f", Retry-After {wait:.0f} s" if wait is not None else ""
-        logger.info("%s %s%s: %.2f s between requests from now on", request.url, why, asked, delay)
+        if delay > slot.delay:
+            slot.delay = delay
+            logger.info("%s %s: %.2f s between requests from now on", request.url, why, delay)
+        if stats:
+            stats.inc_value(Stat.BACKOFF)
 
 
 def _server_trouble(exception: Exception) -> bool:

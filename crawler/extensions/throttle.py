@@ -3,9 +3,10 @@ between requests follows the server's latency so that about
 ``AUTOTHROTTLE_TARGET_CONCURRENCY`` requests are in flight, which is fast on
 a fast server and gentle on a slow one.
 
-Two rules on top of Scrapy's: a delay the user set (``--delay``, a config
-file, ``--set``) is a fixed delay, so throttling is off; and a robots.txt
-``Crawl-delay`` is a floor the throttle never goes under.
+Three rules on top of Scrapy's: a delay the user set (``--delay``, a config
+file, ``--set``) is a fixed delay, so throttling is off; a robots.txt
+``Crawl-delay`` is a floor the throttle never goes under; and during a
+server's ``Retry-After`` the delay is never lowered.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 from scrapy.extensions.throttle import AutoThrottle
-from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
+from crawler.downloadermiddlewares.backoff import held
 from crawler.stats import Stat
+from settings.values import adapts
 
 if TYPE_CHECKING:
     from typing import Self
@@ -25,13 +27,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["SiteThrottle", "adapts"]
-
-
-def adapts(settings: BaseSettings) -> bool:
-    """Whether the delay follows the server: throttling on, and no delay chosen by the user."""
-    chosen = (settings.getpriority("DOWNLOAD_DELAY") or 0) > SETTINGS_PRIORITIES["project"]
-    return settings.getbool("AUTOTHROTTLE_ENABLED") and not chosen
+__all__ = ["SiteThrottle"]
 
 
 class SiteThrottle(AutoThrottle):
@@ -44,4 +40,7 @@ class SiteThrottle(AutoThrottle):
     def _adjust_delay(self, slot: Slot, latency: float, response: Response) -> None:
         crawl_delay = self.crawler.stats.get_value(Stat.CRAWL_DELAY, 0.0) if self.crawler.stats else 0.0
         self.mindelay = max(self.mindelay, float(crawl_delay))  # Crawl-delay wins over the throttle
+        before = slot.delay
         super()._adjust_delay(slot, latency, response)
+        if held(self.crawler, response.url):  # inside a Retry-After: only up
+            slot.delay = max(before, slot.delay)
