@@ -138,6 +138,8 @@ EXTENSIONS = {
 
 # Stats are bumped about a dozen times per request; see crawler/stats.py.
 STATS_CLASS = "crawler.stats.FastStatsCollector"
+# Scrapy's, with --concurrency (CONCURRENT_REQUESTS_PER_DOMAIN) enforced without a delay too.
+DOWNLOADER = "crawler.downloader.SiteDownloader"
 
 # A command-line tool: no remote control server, no telnet, no job files.
 TELNETCONSOLE_ENABLED = False

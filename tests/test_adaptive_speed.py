@@ -159,3 +159,8 @@ def test_retry_after_is_read_as_seconds_or_as_a_date() -> None:
     assert retry_after_seconds(formatdate(now + 30, usegmt=True), now=now) == pytest.approx(30, abs=1)
     assert retry_after_seconds(formatdate(now - 30, usegmt=True), now=now) == 0.0
     assert retry_after_seconds("soon") is None and retry_after_seconds("-5") is None
+
+
+def test_the_concurrency_limit_holds_without_a_delay(loaded: LoadedServer, tmp_path: Path) -> None:
+    loads = crawl_at(loaded, tmp_path / "out", "--delay", "0", "--concurrency", "2")
+    assert len(loads) == PAGES + 1 and max(loads) <= 2, loads  # 16 (CONCURRENT_REQUESTS) with Scrapy's downloader

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import statistics
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import CrawlResult, crawl, run_cli
 from tests.server import SiteServer
 from tests.shared_crawl import FAST, chain_site, finish, workers
+from tests.test_adaptive_speed import PAGES, serve
 from tests.test_scheduled import age_files, edit, lastmods, next_second, rewritten, shard_of
 
 
@@ -110,3 +114,21 @@ def test_an_unreadable_robots_txt_stops_a_shared_crawl_as_it_stops_one_process(r
     assert result.returncode == 1, result.stderr
     assert "answered 503" in result.stderr and "RFC 9309" in result.stderr
     assert broken.paths() == ["/robots.txt"]
+
+
+@pytest.mark.parametrize("limit", [2, 6])
+def test_without_a_delay_the_concurrency_limit_holds_for_the_site(limit: int, redis_url: str, tmp_path: Path) -> None:
+    """Three processes: with a limit of 6 each keeps its share of 2 in flight; with a limit of 2
+    (fewer than the workers) each download also takes the site's slot in Redis."""
+    for site in serve(k=0.01):  # answers slow down with the requests in flight
+        joined = workers(redis_url, 2)
+        result = run_cli("crawl", site.url(), "--out", str(tmp_path / "out"), *FAST, "--delay", "0",
+                         "--concurrency", str(limit), "--distributed", redis_url)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert finish(joined) == [0, 0]
+        loads = [load for _, _, load in site.pages()]
+        assert len(loads) == PAGES + 1
+        # Not the limit for each worker (3x). A worker that joins takes its share at once, while the
+        # others give theirs back only at their next count of the live workers (four times a second)
+        # and as their requests end, so a short overshoot on this server that slows under load stays.
+        assert statistics.median(loads) <= limit and statistics.mean(loads) <= 1.3 * limit, loads

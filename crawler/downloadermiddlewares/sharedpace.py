@@ -1,8 +1,12 @@
 """Politeness for the site as a whole in a shared crawl (SPEC S8).
 
-Every worker asks Redis before each download: one next-allowed time and
-one in-flight count per site, taken atomically, so the delay and the
-concurrency limit hold whatever the number of workers. A robots.txt
+Each worker's downloader keeps its share of the site's concurrency limit
+(the limit divided by the live workers, counted four times a second). With a
+delay to keep (a fixed ``--delay``, a ``Crawl-delay``), or more workers than
+the limit allows, every worker also asks Redis before each download: one
+next-allowed time and one in-flight count per site, taken atomically, so the
+delay and the limit hold exactly whatever the number of workers. Otherwise
+nothing is asked: the shares add up to the limit. A robots.txt
 ``Crawl-delay`` (noted in the stats by the CrawlDelay extension) raises the
 delay and leaves one request in flight, as it does in one process. Runs just
 before the download, after scope and robots.txt have had their say.
@@ -11,6 +15,7 @@ before the download, after scope and robots.txt have had their say.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
@@ -25,21 +30,25 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.statscollectors import StatsCollector
 
-    from crawler.distributed.coordination import SitePace
+    from crawler.distributed.coordination import SitePace, Workers
 
 __all__ = ["SharedPaceMiddleware"]
 
 _PACED = "shared_pace"
+#: How often a worker counts the live workers it shares the site's limit with.
+RECOUNT_SECONDS = 0.25
 
 
 class SharedPaceMiddleware:
-    def __init__(self, pace: SitePace, delay: float, concurrency: int, stats: StatsCollector):
+    def __init__(self, crawler: Crawler, pace: SitePace, workers: Workers, delay: float, concurrency: int):
+        self.crawler = crawler
         self.pace = pace
+        self.workers = workers
         self.delay = delay
         self.concurrency = concurrency
-        self.stats = stats
+        self.live = 1  # workers alive in the crawl, counted every RECOUNT_SECONDS
+        self.counted_at = 0.0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -48,19 +57,29 @@ class SharedPaceMiddleware:
         if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
             raise NotConfigured  # no message: Scrapy would log it as a warning
         from crawler.distributed.client import connect  # noqa: PLC0415 - a shared crawl only: no redis import else
-        from crawler.distributed.coordination import SitePace  # noqa: PLC0415
+        from crawler.distributed.coordination import SitePace, Workers  # noqa: PLC0415
 
-        pace = SitePace(connect(shared.url), shared.crawl, site_root(config.start_url))
+        redis = connect(shared.url)
+        pace = SitePace(redis, shared.crawl, site_root(config.start_url))
         delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
         concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
-        assert crawler.stats is not None
-        return cls(pace, delay, concurrency, crawler.stats)
+        return cls(crawler, pace, Workers(redis, shared.crawl), delay, concurrency)
 
     async def process_request(self, request: Request) -> None:
+        if time.monotonic() - self.counted_at >= RECOUNT_SECONDS:
+            self.counted_at = time.monotonic()
+            self.live = max(1, len(await self.workers.alive()))
         delay, concurrency = self.delay, self.concurrency
-        crawl_delay = float(self.stats.get_value(Stat.CRAWL_DELAY, 0.0))
+        stats = self.crawler.stats
+        crawl_delay = float(stats.get_value(Stat.CRAWL_DELAY, 0.0)) if stats else 0.0
         if crawl_delay > delay:
             delay, concurrency = crawl_delay, 1
+        # Each worker's own downloader keeps its share of the site's limit in flight.
+        share = max(1, concurrency // self.live)
+        for slot in self.crawler.engine.downloader.slots.values():
+            slot.concurrency = share
+        if delay <= 0 and concurrency >= self.live:
+            return  # the shares add up to the limit: nothing to ask Redis
         while (wait := await self.pace.try_acquire(delay, concurrency)) > 0:
             await asyncio.sleep(wait)
         request.meta[_PACED] = True
