@@ -17,7 +17,6 @@ project's 16-byte request fingerprints.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -26,8 +25,6 @@ from crawler.distributed.codec import PAGE_CALLBACK, PoisonedEntry, QueuedReques
 from crawler.distributed.stream import LeasedStream
 
 __all__ = ["Lease", "Offered", "RedisFrontier"]
-
-logger = logging.getLogger(__name__)
 
 GROUP = "workers"
 # KEYS: seen set, stream, pages counted. ARGV: the page budget (0: none), then
@@ -50,6 +47,12 @@ return {added, over}
 """
 
 
+def _request(raw: object) -> QueuedRequest:
+    if not isinstance(raw, bytes):
+        raise PoisonedEntry("no request field")
+    return decode(raw)
+
+
 @dataclass(frozen=True, slots=True)
 class Offered:
     added: int  # requests queued
@@ -70,8 +73,12 @@ class RedisFrontier:
         self.pages = prefix + "pages"  # pages queued against the budget
         self.redis = redis
         self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
-        self.refused = 0  # poisoned entries met by this worker
         self._offer = redis.register_script(_OFFER)
+
+    @property
+    def refused(self) -> int:
+        """Poisoned entries met by this worker."""
+        return self.entries.refused
 
     async def open(self) -> None:
         await self.entries.open()
@@ -88,20 +95,8 @@ class RedisFrontier:
 
     async def lease(self, count: int = 16, block_ms: int | None = None) -> list[Lease]:
         """Up to *count* requests for this worker: expired leases first, then new entries."""
-        leases, poisoned = [], []
-        for entry, fields in await self.entries.take(count, block_ms):
-            raw = fields.get(b"r")
-            try:
-                if not isinstance(raw, bytes):
-                    raise PoisonedEntry("no request field")
-                leases.append(Lease(entry, decode(raw)))
-            except PoisonedEntry as error:
-                poisoned.append(entry)
-                logger.warning("Refused a frontier entry that is not ours (%s): %s", entry, error)
-        if poisoned:
-            self.refused += len(poisoned)
-            await self.ack(poisoned)
-        return leases
+        taken = await self.entries.take_ours(count, b"r", _request, "a frontier", block_ms)
+        return [Lease(entry, request) for entry, request in taken]
 
     async def ack(self, entries: list[str]) -> None:
         """The leases are done with: the entries leave the stream."""

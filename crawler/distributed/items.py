@@ -7,7 +7,6 @@ handled (the exporter died) is handed out again; items are JSON of
 from __future__ import annotations
 
 import json
-import logging
 
 from redis.asyncio import Redis
 
@@ -15,8 +14,6 @@ from crawler.distributed.stream import LeasedStream
 from crawler.items import PageFacts
 
 __all__ = ["ItemChannel"]
-
-logger = logging.getLogger(__name__)
 
 GROUP = "exporter"
 MAX_ITEM = 8 * 1024 * 1024
@@ -36,7 +33,11 @@ class ItemChannel:
         self.redis = redis
         self.stream = f"sitemap-crawler:{crawl}:items"
         self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
-        self.refused = 0
+
+    @property
+    def refused(self) -> int:
+        """Entries that were not the facts of a URL, removed unread."""
+        return self.entries.refused
 
     async def open(self) -> None:
         await self.entries.open()
@@ -50,17 +51,7 @@ class ItemChannel:
 
     async def take(self, count: int = 100, block_ms: int | None = None) -> list[tuple[str, PageFacts]]:
         """Items to export: those left unfinished by an exporter that died, then new ones."""
-        taken, refused = [], []
-        for entry, fields in await self.entries.take(count, block_ms):
-            try:
-                taken.append((entry, _facts(fields.get(b"f"))))
-            except (ValueError, TypeError, KeyError, AttributeError) as error:
-                refused.append(entry)
-                logger.warning("Refused an item entry that is not ours (%s): %s", entry, error)
-        if refused:
-            self.refused += len(refused)
-            await self.done(refused)
-        return taken
+        return await self.entries.take_ours(count, b"f", _facts, "an item", block_ms)
 
     async def done(self, entries: list[str]) -> None:
         await self.entries.done(entries)

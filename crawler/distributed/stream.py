@@ -8,12 +8,18 @@ when it is done with, and one leased longer than the lease time by anyone
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 __all__ = ["LeasedStream"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class LeasedStream:
@@ -23,6 +29,7 @@ class LeasedStream:
         self.group = group
         self.consumer = consumer
         self.lease_ms = max(1, int(lease_seconds * 1000))
+        self.refused = 0  # entries that were not ours, removed unread
 
     async def open(self) -> None:
         """The consumer group, created with the stream if need be."""
@@ -48,6 +55,23 @@ class LeasedStream:
             (entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id), fields or {})
             for entry_id, fields in entries
         ]
+
+    async def take_ours(
+        self, count: int, field: bytes, read: Callable[[object], T], kind: str, block_ms: int | None = None
+    ) -> list[tuple[str, T]]:
+        """Up to *count* (entry id, *read* of its *field*). An entry *read* refuses (not ours:
+        ``ValueError`` and the like) is removed from the stream, never used."""
+        taken, refused = [], []
+        for entry, fields in await self.take(count, block_ms):
+            try:
+                taken.append((entry, read(fields.get(field))))
+            except (ValueError, TypeError, KeyError, AttributeError) as error:
+                refused.append(entry)
+                logger.warning("Refused %s entry that is not ours (%s): %s", kind, entry, error)
+        if refused:
+            self.refused += len(refused)
+            await self.done(refused)
+        return taken
 
     async def done(self, entries: list[str]) -> None:
         """The entries are done with: acknowledged, and out of the stream."""
