@@ -25,6 +25,7 @@ BIN = Path(sys.executable).parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.site import build_site  # noqa: E402
+from crawler.distributed.server import free_port  # noqa: E402
 
 NGINX_CONF = """
 worker_processes 1;
@@ -58,12 +59,6 @@ def crawl_command(url: str, out: Path, concurrency: int, *extra: str) -> list[st
         "--concurrency", str(concurrency), "--set", f"CONCURRENT_REQUESTS={concurrency}",
         "--max-pages", "0", "--max-query-variants", "0", *extra,
     ]  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def run_measured(

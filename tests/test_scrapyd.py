@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,18 +20,12 @@ from typing import Any
 
 import pytest
 
+from crawler.distributed.server import free_port
 from crawler.validate.sets import check_set
 from tests.server import SiteServer
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def call(base: str, endpoint: str, data: list[tuple[str, str]] | None = None) -> dict[str, Any]:

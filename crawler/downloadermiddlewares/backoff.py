@@ -62,10 +62,9 @@ def holds_of(crawler: Crawler) -> dict[str, float]:
     return holds
 
 
-def held(crawler: Crawler, url: str) -> bool:
-    """Whether the host of *url* is inside a Retry-After: its delay may only go up meanwhile."""
-    host = url.split("://", 1)[-1].split("/", 1)[0]
-    return holds_of(crawler).get(host, 0.0) > time.monotonic()
+def held(crawler: Crawler, message: Request | Response) -> bool:
+    """Whether the host of a request or response is inside a Retry-After: its delay may only go up meanwhile."""
+    return holds_of(crawler).get(urlparse_cached(message).netloc, 0.0) > time.monotonic()
 
 
 def retry_after_seconds(value: str, now: float | None = None) -> float | None:
@@ -104,7 +103,7 @@ class ServerBackoffMiddleware:
             header = response.headers.get(b"Retry-After")
             wait = retry_after_seconds(header.decode("latin-1")) if header and response.status in (429, 503) else None
             self._back_off(slot, request, f"answered {response.status}", wait)
-        elif self.recover and slot.delay > self._floor() and not held(self.crawler, request.url):
+        elif self.recover and slot.delay > self._floor() and not held(self.crawler, request):
             slot.delay = max(self._floor(), slot.delay / 2)
         return response
 

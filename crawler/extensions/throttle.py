@@ -42,5 +42,5 @@ class SiteThrottle(AutoThrottle):
         self.mindelay = max(self.mindelay, float(crawl_delay))  # Crawl-delay wins over the throttle
         before = slot.delay
         super()._adjust_delay(slot, latency, response)
-        if held(self.crawler, response.url):  # inside a Retry-After: only up
+        if held(self.crawler, response):  # inside a Retry-After: only up
             slot.delay = max(before, slot.delay)
