@@ -77,6 +77,19 @@ def is_schema_datetime(text: str) -> bool:
     return _SCHEMA_DATETIME.fullmatch(text) is not None
 
 
+def w3c_instant(text: str) -> datetime | None:
+    """The moment a W3C datetime names, timezone-aware (a date alone: its first moment in UTC);
+    ``None`` when *text* is not one. Lastmods are compared as moments, never as strings:
+    ``10:00+02:00`` is before ``09:00Z``."""
+    if not is_w3c_datetime(text):
+        return None
+    try:
+        value = datetime.fromisoformat(text if "T" in text else text + "T00:00:00+00:00")
+    except ValueError:  # a year or a month alone, or more fraction digits than Python reads
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
 def w3c_datetime(value: datetime | date) -> str:
     """W3C Datetime with seconds and a timezone (naive values are UTC)."""
     if not isinstance(value, datetime):

@@ -19,7 +19,12 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-__all__ = ["UrlFingerprinter"]
+__all__ = ["UrlFingerprinter", "url_fingerprint"]
+
+
+def url_fingerprint(url: str, method: str = "GET") -> bytes:
+    """The fingerprint of a request for *url* (the shared frontier's seen set holds these)."""
+    return hashlib.sha1(f"{method} {url}".encode(), usedforsecurity=False).digest()
 
 
 class UrlFingerprinter:
@@ -33,6 +38,6 @@ class UrlFingerprinter:
     def fingerprint(self, request: Request) -> bytes:
         cached = self._cache.get(request)
         if cached is None:
-            cached = hashlib.sha1(f"{request.method} {request.url}".encode(), usedforsecurity=False).digest()
+            cached = url_fingerprint(request.url, request.method)
             self._cache[request] = cached
         return cached

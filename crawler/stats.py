@@ -63,6 +63,7 @@ class Stat:
     DELTA_URLS = key("delta_urls")
     CARRIED = key("carried")
     REMOVED = key("removed")
+    SHARED_REFUSED = key("shared", "refused")  # items from Redis the exporter refused (not ours, or not to be listed)
 
 
 class FastStatsCollector(MemoryStatsCollector):

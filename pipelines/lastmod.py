@@ -69,7 +69,8 @@ class LastmodPipeline:
             previous,
             _digest(item),
             modified_hint=item.modified_hint,
-            first_sight=item.modified_hint or item.last_modified,
+            # The page's date, else a trustworthy Last-Modified; never later than the fetch (the spider's reading).
+            first_sight=item.last_modified,
             now=now,
             resumed=resumed,
         )

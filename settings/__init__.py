@@ -221,4 +221,6 @@ SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pa
 SITEMAP_WORKERS = 0  # local worker processes (0: the coordinator crawls in-process); a private Redis without one
 SITEMAP_SHARED_STATE = False  # set for workers: the exporter keeps a state store (pages carry their content digest)
 SITEMAP_SHARED_MAX_PAGES = 0  # set for workers: the page budget counted in Redis (SITEMAP_MAX_PAGES is 0 there)
+SITEMAP_SHARED_SECRET_FILE = None  # the shared secret's file, when not in $SITEMAP_CRAWLER_SHARED_SECRET
+SITEMAP_INSECURE_REDIS = False  # accept a Redis on 127.0.0.1 without a password (--insecure-redis)
 SITEMAP_IDLE_GRACE = 0.5  # every worker idle this long, nothing queued or leased: the crawl is over

@@ -7,17 +7,32 @@ whose ``repr`` masks it, and never logged.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from scrapy.settings import BaseSettings, Settings
 
 from settings.values import adapts, number, whole_number
 
-__all__ = ["MAX_LOCAL_WORKERS", "Distributed", "masked_url", "read_distributed", "worker_settings"]
+__all__ = [
+    "MAX_LOCAL_WORKERS",
+    "SECRET_VARIABLE",
+    "Distributed",
+    "check_auth",
+    "masked_url",
+    "read_distributed",
+    "shared_secret",
+    "worker_settings",
+]
 
 #: More local processes than this only fight over the cores and the site.
 MAX_LOCAL_WORKERS = 64
+#: The shared secret the coordinator signs the crawl's configuration with, and every worker checks.
+SECRET_VARIABLE = "SITEMAP_CRAWLER_SHARED_SECRET"
+MIN_SECRET = 16
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def masked_url(url: str) -> str:
@@ -29,6 +44,46 @@ def masked_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+def shared_secret(environ: Mapping[str, str], path: str | None) -> bytes | None:
+    """The shared secret: ``$SITEMAP_CRAWLER_SHARED_SECRET``, else the first line of the file at
+    *path*; ``None`` when neither is given. ``ValueError`` naming where a bad one came from."""
+    value, where = environ.get(SECRET_VARIABLE), SECRET_VARIABLE
+    if not value and path:
+        where = f"the shared secret file {path}"
+        file = Path(path)
+        if not file.is_file():  # not a FIFO or a device: reading one could hang
+            raise ValueError(f"{where} is not a readable file")
+        try:
+            with file.open("rb") as opened:
+                lines = opened.read(4096).decode("utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"cannot read {where}: {getattr(error, 'strerror', None) or error}") from None
+        value = lines[0] if lines else ""
+    if not value:
+        return None
+    if len(value.strip()) < MIN_SECRET:
+        raise ValueError(f"{where}: the shared secret must be at least {MIN_SECRET} characters")
+    return value.strip().encode()
+
+
+def check_auth(url: str, insecure: bool) -> None:
+    """A shared crawl goes only through a Redis that asks for a password (whoever can write to it
+    steers the crawl), unless the user says ``--insecure-redis`` for one on this machine."""
+    parts = urlsplit(url)
+    local = parts.scheme == "unix" or (parts.hostname or "") in _LOOPBACK
+    if parts.password:
+        return
+    if insecure and local:
+        return
+    if insecure:
+        raise ValueError(f"--insecure-redis is for a Redis on 127.0.0.1 only, not {masked_url(url)}")
+    raise ValueError(
+        f"the Redis URL {masked_url(url)} has no password: a shared crawl needs Redis AUTH "
+        "(requirepass or an ACL user: redis://[USER]:PASSWORD@HOST:PORT/DB); "
+        "for a Redis on 127.0.0.1 only, --insecure-redis"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Distributed:
     url: str = field(repr=False)
@@ -36,6 +91,8 @@ class Distributed:
     lease_seconds: float
     grace: float  # how long every worker must have been idle before the crawl ends
     workers: int = 0  # local worker processes the coordinator starts (0: it crawls in-process)
+    secret_file: str | None = None  # where the shared secret is, when not in $SITEMAP_CRAWLER_SHARED_SECRET
+    insecure: bool = False  # a Redis on this machine without a password is accepted (--insecure-redis)
 
     def __repr__(self) -> str:
         return f"Distributed(url={masked_url(self.url)!r}, crawl={self.crawl!r})"
@@ -58,6 +115,8 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
         number(settings, "SITEMAP_LEASE_SECONDS", 1.0),
         number(settings, "SITEMAP_IDLE_GRACE", 0.1),
         workers,
+        str(settings.get("SITEMAP_SHARED_SECRET_FILE") or "") or None,
+        settings.getbool("SITEMAP_INSECURE_REDIS"),
     )
 
 

@@ -67,6 +67,8 @@ OPTION_SETTINGS = {
     "log_format": "SITEMAP_LOG_FORMAT",
     "distributed": "SITEMAP_DISTRIBUTED",
     "workers": "SITEMAP_WORKERS",
+    "shared_secret_file": "SITEMAP_SHARED_SECRET_FILE",
+    "insecure_redis": "SITEMAP_INSECURE_REDIS",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

@@ -23,6 +23,9 @@ for _name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_pro
     os.environ.pop(_name, None)
 
 CLI = Path(sys.executable).with_name("sitemap-crawler")
+#: The shared crawls of the tests sign their configuration with this (a test of the secret sets its own).
+TEST_SECRET = "test-secret-of-the-suite-0123456789"
+os.environ["SITEMAP_CRAWLER_SHARED_SECRET"] = TEST_SECRET
 
 
 @pytest.fixture

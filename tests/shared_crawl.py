@@ -30,11 +30,11 @@ def finish(processes: list[subprocess.Popen[str]]) -> list[int]:
     return codes
 
 
-def chain_site(root: Path, pages: int) -> SiteServer:
+def chain_site(root: Path, pages: int, robots: str = "User-agent: *\nAllow: /\n") -> SiteServer:
     """*pages* small pages, each linking to the next three: a crawl that takes long enough to interrupt."""
     site = root / "site" / "chain"
     site.mkdir(parents=True)
-    (site / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    (site / "robots.txt").write_text(robots)
     for number in range(pages):
         links = "".join(f'<a href="/p{n}.html">page {n}</a>' for n in range(number + 1, min(pages, number + 4)))
         name = "index.html" if number == 0 else f"p{number}.html"

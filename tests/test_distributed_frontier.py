@@ -144,15 +144,16 @@ def test_the_pace_holds_for_the_site_across_workers(redis_url: str) -> None:
         redis = Redis.from_url(redis_url)  # a connection of its own, as another process would have
         pace = SitePace(redis, "c", "https://e.com")
         try:
-            for _ in range(6):
-                while (wait := await pace.try_acquire(delay=0.05, concurrency=2)) > 0:
+            for number in range(6):
+                token = f"{id(redis)}-{number}"
+                while (wait := await pace.try_acquire(delay=0.05, concurrency=2, token=token)) > 0:
                     await asyncio.sleep(wait)
                 starts.append(asyncio.get_running_loop().time())
                 in_flight[0] += 1
                 in_flight[1] = max(in_flight)
                 await asyncio.sleep(0.01)  # the download
                 in_flight[0] -= 1
-                await pace.release()
+                await pace.release(token)
         finally:
             await redis.aclose()
 

@@ -11,6 +11,8 @@ import pytest
 
 import settings as default_settings
 from crawler.cli import build_parser
+from settings.distributed import SECRET_VARIABLE
+from settings.environment import env_name
 
 README = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
 
@@ -78,5 +80,8 @@ def test_the_compose_file_runs_our_commands() -> None:
         command = json.loads(service.split("command: ", 1)[1].splitlines()[0])
         parsed = build_parser().parse_args(command)
         assert parsed.command in ("crawl", "worker")
-        assert (parsed.distributed if parsed.command == "crawl" else parsed.redis_url) == "redis://redis:6379/0"
-    assert "redis-server" in block and "replicas: 2" in block
+        # The Redis with its password and the shared secret come from the environment, as the parser reads them.
+        environment = json.loads(service.split("environment: ", 1)[1].splitlines()[0])
+        assert f"{env_name('distributed')}=redis://:${{REDIS_PASSWORD}}@redis:6379/0" in environment
+        assert SECRET_VARIABLE in environment
+    assert "--requirepass" in block and "replicas: 2" in block

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from crawler.state.lastmod import listing_digest, listing_for
+from datetime import UTC, datetime, timedelta, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.extensions.runstate import now_w3c
+from crawler.protocol import SITEMAP_NS, is_schema_datetime, to_w3c, w3c_instant
+from crawler.state.lastmod import listing_digest, listing_for, not_after
 from crawler.state.store import PageState
+from crawler.validate.document import check_document
 
 EARLIER, NOW = "2026-11-20T08:00:00Z", "2026-11-30T10:00:00Z"
 
@@ -66,3 +74,63 @@ def test_a_change_is_dated_by_the_page_if_plausible_else_by_this_visit() -> None
 def test_a_resumed_url_is_not_a_change_of_this_run() -> None:
     resumed = listing_for(_previous("old"), "new", modified_hint=None, first_sight=None, now=NOW, resumed=True)
     assert (resumed.lastmod, resumed.changed) == ("2026-11-01", False)
+
+
+def test_dates_are_compared_as_moments_whatever_their_offsets() -> None:
+    # 08:00 at UTC-5 is 13:00Z, after NOW (10:00Z): not a date this change can have, though it sorts before.
+    future = listing_for(_previous("old"), "new", modified_hint="2026-11-30T08:00:00-05:00", first_sight=None,
+                         now=NOW, resumed=False)  # fmt: skip
+    assert future.lastmod == NOW
+    # 11:00 at UTC+2 is 09:00Z, in the window, though it sorts after NOW.
+    inside = "2026-11-30T11:00:00+02:00"
+    dated = listing_for(_previous("old"), "new", modified_hint=inside, first_sight=None, now=NOW, resumed=False)
+    assert dated.lastmod == inside
+
+
+def test_a_date_later_than_the_fetch_becomes_the_fetch_time() -> None:
+    assert not_after("2099-01-01", NOW) == NOW
+    assert not_after("2026-11-30T12:00:00+05:00", NOW) == "2026-11-30T12:00:00+05:00"  # 07:00Z
+    assert not_after(None, NOW) is None
+
+
+_OFFSETS = st.integers(min_value=-12 * 60, max_value=14 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
+
+
+@st.composite
+def _w3c(draw: st.DrawFn, around: datetime) -> str:
+    """A W3C datetime within three days of *around*, in one of the forms pages and headers use."""
+    moment = around + timedelta(seconds=draw(st.integers(min_value=-3 * 86400, max_value=3 * 86400)))
+    local = moment.astimezone(draw(_OFFSETS))
+    form = draw(st.sampled_from(["date", "seconds", "minutes", "zulu"]))
+    if form == "date":
+        return local.date().isoformat()
+    if form == "zulu":
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return local.isoformat(timespec=form)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), change=st.sampled_from(["new", "changed", "unchanged"]))
+def test_the_lastmod_we_list_always_passes_strict_validation(data: st.DataObject, change: str) -> None:
+    """Whatever dates a page and its server give, the lastmod we list is a schema datetime no later than
+    the fetch, and the sitemap holding it passes ``validate --strict``."""
+    now = now_w3c()
+    moment = datetime.now(UTC)
+    # As the spider reads them: a page's own date, and the server's Last-Modified, each through to_w3c.
+    hint = to_w3c(data.draw(st.none() | _w3c(moment)))
+    header = to_w3c(data.draw(st.none() | _w3c(moment)))
+    previous = None
+    if change != "new":
+        previous = _previous("old" if change == "changed" else "same", lastmod="2026-11-01")
+        previous.last_seen = (moment - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    first = not_after(hint or header, now)
+    listing = listing_for(previous, "same", modified_hint=hint, first_sight=first, now=now, resumed=False)
+    if listing.lastmod is None:
+        return
+    assert is_schema_datetime(listing.lastmod), listing.lastmod
+    instant = w3c_instant(listing.lastmod)
+    assert instant is not None and instant <= moment + timedelta(seconds=1), (listing.lastmod, now)
+    xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}"><url>'
+           f"<loc>https://www.example.com/p</loc><lastmod>{listing.lastmod}</lastmod></url></urlset>")  # fmt: skip
+    checked = check_document(xml.encode(), "sitemap.xml", "https://www.example.com")
+    assert checked.findings == [], checked.findings

@@ -19,7 +19,14 @@ from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.cli.parser import UsageError, option_kinds
-from crawler.cli.shared import LocalWorkers, SharedCrawlError, private_redis, publish, shared_outcome
+from crawler.cli.shared import (
+    LocalWorkers,
+    SharedCrawlError,
+    coordinator_secret,
+    private_redis,
+    publish,
+    shared_outcome,
+)
 from crawler.extensions.progress import progress_counts
 from crawler.extensions.runstate import RunState
 from crawler.logs import JsonFormatter, SecretsFilter, json_event
@@ -78,14 +85,17 @@ def log_filters(verbose: int) -> list[logging.Filter]:
     return [] if verbose >= 2 else [_NoTracebacks()]
 
 
-def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlResult, dict[str, Any]]:
+def run_crawl(
+    settings: Settings, filters: list[logging.Filter], secret: bytes | None = None
+) -> tuple[CrawlResult, dict[str, Any]]:
     """Run one crawl in this process; its result and its stats. With
     ``SITEMAP_LOG_FORMAT=json`` every log line is a JSON object; known
-    secrets are masked in every line."""
+    secrets (*secret*, the shared crawl's, among them) are masked in every line."""
     from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
 
     config = SitemapConfig.from_settings(settings)
-    secrets = SecretsFilter(config.audit.access.secrets if config.audit.access else ())
+    known = [*(config.audit.access.secrets if config.audit.access else ()), *([secret.decode()] if secret else [])]
+    secrets = SecretsFilter(known)
     own: logging.Handler | None = None
     if config.log_format == "json":
         # Our handler from the first line on (Scrapy's start-up lines too), in place of Scrapy's.
@@ -98,9 +108,10 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     worker_only = settings.get("SITEMAP_ROLE") == "worker"
     local: LocalWorkers | None = None
     if config.distributed is not None and not worker_only:
-        publish(settings, config.distributed)
+        assert secret is not None, "a shared crawl's coordinator signs its configuration"
+        publish(settings, config.distributed, secret)
         if config.distributed.workers:
-            local = LocalWorkers(config.distributed, config.log_format)
+            local = LocalWorkers(config.distributed, config.log_format, secret)
             local.start()
     if worker_only:
         settings = worker_settings(settings)
@@ -202,6 +213,11 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     if warnings:
         lines.append("Warnings (details in the report):")
         lines.extend(f"  {code:<24} {count}" for code, count in warnings)
+    if stats.get(Stat.SHARED_REFUSED):
+        lines.append(
+            f"Refused {stats[Stat.SHARED_REFUSED]} items from the shared crawl's Redis that were not ours"
+            " to list (see the log)"
+        )
     if result.sister_origin:
         sister, count = result.sister_origin
         lines.append(
@@ -276,10 +292,11 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if not config.overwrite_foreign and (clash := publisher(config).foreign_set(config.basename)):
         raise UsageError(str(ForeignFiles(config.output_dir, clash)))
+    secret = coordinator_secret(config.distributed, settings.get("SITEMAP_SHARED_SECRET_FILE"))
     started = time.monotonic()
     try:
-        with private_redis(settings):
-            result, stats = run_crawl(settings, log_filters(args.verbose))
+        with private_redis(settings) as generated:
+            result, stats = run_crawl(settings, log_filters(args.verbose), secret or generated)
     except SharedCrawlError as error:
         print(f"sitemap-crawler: error: {error}", file=sys.stderr)
         return 1

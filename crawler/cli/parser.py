@@ -6,6 +6,7 @@ import argparse
 from functools import cache
 from typing import NoReturn
 
+from crawler.cli.sharing import add_redis_safety, add_worker_command
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
 from settings.options import OPTION_SETTINGS, PROFILES
 
@@ -47,11 +48,6 @@ example:
        --user preview --production-url https://www.example.com --as-if-no-blocker
   sitemap-crawler audit https://staging.example.com/ --out audit/ --production-url https://www.example.com \\
        --fail-on staging-blocker,broken-links,listed-not-indexable
-"""
-WORKER_EXAMPLE = """\
-example:
-  sitemap-crawler crawl https://www.example.com/ --out public/ --distributed redis://redis.internal:6379/0
-  sitemap-crawler worker redis://redis.internal:6379/0        # on every other machine
 """
 CONFIG_EXAMPLE = """\
 example:
@@ -149,22 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_crawl_options(config)
     add_audit_options(config)
-    worker = commands.add_parser(
-        "worker",
-        help="join a crawl shared through Redis (started with crawl --distributed)",
-        description=(
-            "Join the current crawl of the Redis at REDIS_URL: its configuration comes from there, the coordinator "
-            "publishes it. Leases requests, fetches them and hands the facts to the coordinator's exporter; ends when "
-            "the crawl is over everywhere. Any number of workers, on any machine that reaches the Redis."
-        ),
-        epilog=WORKER_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    redis_help = "redis://[:PASSWORD@]HOST:PORT/DB of the crawl (default: $SITEMAP_CRAWLER_DISTRIBUTED)"
-    worker.add_argument("redis_url", metavar="REDIS_URL", nargs="?", help=redis_help)
-    worker.add_argument("--wait", type=float, default=30.0, metavar="SECONDS", help="how long to wait for a crawl (30)")
-    worker.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
-    worker.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")
+    add_worker_command(commands)
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder tree",
@@ -337,6 +318,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--distributed", metavar="REDIS_URL", help="share the crawl through Redis: workers join with `worker`"
     )
     parser.add_argument("--workers", type=int, metavar="N", help="crawl with N local processes through Redis")
+    add_redis_safety(parser)
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"
     )

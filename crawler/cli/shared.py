@@ -5,7 +5,9 @@ counts added to the coordinator's stats for its summary."""
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -17,11 +19,14 @@ from typing import Any
 
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
+from crawler.cli.parser import UsageError
 from crawler.distributed.server import PrivateRedis
-from settings.distributed import Distributed, masked_url
+from settings.distributed import SECRET_VARIABLE, Distributed, check_auth, masked_url, shared_secret
 from settings.environment import env_name
 
-__all__ = ["LocalWorkers", "SharedCrawlError", "private_redis", "publish", "shared_outcome"]
+__all__ = ["LocalWorkers", "SharedCrawlError", "coordinator_secret", "private_redis", "publish", "shared_outcome"]
+
+logger = logging.getLogger(__name__)
 
 #: How long a local worker may take to end once asked to (it adds its counts to the crawl's).
 WORKERS_END_SECONDS = 30.0
@@ -31,22 +36,45 @@ class SharedCrawlError(Exception):
     """The shared crawl cannot start: no Redis to reach, or none to start."""
 
 
-def publish(settings: Settings, shared: Distributed) -> None:
-    """The crawl's configuration in Redis for the workers: every setting given (any layer above the defaults)."""
+def coordinator_secret(shared: Distributed | None, secret_file: str | None) -> bytes | None:
+    """The secret a shared crawl's configuration is signed with: required with ``--distributed``
+    (its workers are given it too), which must also be a Redis that asks for a password."""
+    try:
+        if shared is not None:
+            check_auth(shared.url, shared.insecure)
+        secret = shared_secret(os.environ, secret_file)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if shared is not None and secret is None:
+        raise UsageError(
+            f"a crawl shared through --distributed signs its configuration: set ${SECRET_VARIABLE} "
+            "(or --shared-secret-file FILE) to a secret of 16 characters or more, the same for every worker"
+        )
+    return secret
+
+
+def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
+    """The crawl's options in Redis for the workers, signed with *secret*: the crawl options the
+    user gave (any layer above the defaults). A Scrapy setting is this process's own: a worker
+    never takes one from Redis, and the user is told which were not shared."""
     from redis import Redis  # noqa: PLC0415 - a shared crawl only: a local one never imports redis
     from redis.exceptions import RedisError  # noqa: PLC0415
 
-    from crawler.distributed.config import publish_config  # noqa: PLC0415
+    from crawler.distributed.config import SHARED_OPTIONS, publish_config, shared_options  # noqa: PLC0415
 
-    given = {}
-    for name in settings.attributes:
-        if (settings.getpriority(name) or 0) >= SETTINGS_PRIORITIES["cmdline"] and name not in _OWN:
-            value = settings[name]
-            given[name] = value.copy_to_dict() if hasattr(value, "copy_to_dict") else value
-    given["SITEMAP_CRAWL_ID"] = shared.crawl
+    given = {
+        name
+        for name in settings.attributes
+        if (settings.getpriority(name) or 0) >= SETTINGS_PRIORITIES["cmdline"] and name not in _OWN
+    }
+    options = shared_options(settings, given)
+    options["SITEMAP_CRAWL_ID"] = shared.crawl
+    kept = sorted(name for name in given - set(SHARED_OPTIONS) if not name.startswith(("SITEMAP_", "LOG_")))
+    if kept:
+        logger.warning("Not shared with the workers (a worker takes crawl options only): %s", ", ".join(kept))
     try:
         with Redis.from_url(shared.url, socket_timeout=10) as redis:
-            publish_config(redis, shared.crawl, given)
+            publish_config(redis, shared.crawl, options, secret)
     except (RedisError, OSError) as error:
         raise SharedCrawlError(f"cannot reach the Redis at {masked_url(shared.url)}: {error}") from None
 
@@ -56,10 +84,11 @@ _OWN = ("SITEMAP_DISTRIBUTED", "SITEMAP_WORKERS")
 
 
 @contextmanager
-def private_redis(settings: Settings) -> Iterator[None]:
-    """With ``--workers N`` and no ``--distributed``: a redis-server of this run's own, stopped at the end."""
+def private_redis(settings: Settings) -> Iterator[bytes | None]:
+    """With ``--workers N`` and no ``--distributed``: a redis-server of this run's own (with a
+    password), stopped at the end; it yields the secret this run's workers share, else ``None``."""
     if not settings.getint("SITEMAP_WORKERS") or settings.get("SITEMAP_DISTRIBUTED"):
-        yield
+        yield None
         return
     folder = Path(tempfile.mkdtemp(prefix="sitemap-crawler-redis-"))
     try:
@@ -69,7 +98,7 @@ def private_redis(settings: Settings) -> Iterator[None]:
             raise SharedCrawlError(f"--workers needs a Redis: {error}") from None
         try:
             settings.set("SITEMAP_DISTRIBUTED", server.url, priority="cmdline")
-            yield
+            yield secrets.token_hex(32).encode()
         finally:
             server.stop()
     finally:
@@ -80,15 +109,18 @@ class LocalWorkers:
     """``sitemap-crawler worker`` processes on this machine beside the coordinator, which
     crawls too: ``--workers N`` is N crawling processes, one per core to use."""
 
-    def __init__(self, shared: Distributed, log_format: str):
+    def __init__(self, shared: Distributed, log_format: str, secret: bytes):
         self.shared = shared
         self.log_format = log_format
+        self.secret = secret
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> None:
-        """The workers, given the Redis URL in their environment: a password stays out of ``ps``."""
+        """The workers, given the Redis URL and the secret in their environment: out of ``ps``."""
         command = [sys.executable, "-m", "crawler.cli", "worker", "--wait", "10", "--log-format", self.log_format]
-        environment = {**os.environ, env_name("distributed"): self.shared.url}
+        if self.shared.insecure:
+            command.append("--insecure-redis")
+        environment = {**os.environ, env_name("distributed"): self.shared.url, SECRET_VARIABLE: self.secret.decode()}
         for _ in range(self.shared.workers - 1):  # the coordinator is one of them
             worker = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=environment)  # noqa: S603 - our own CLI
             self.processes.append(worker)
@@ -109,7 +141,7 @@ def shared_outcome(shared: Distributed, origin: str) -> tuple[dict[str, Any], st
     from redis import Redis  # noqa: PLC0415 - a shared crawl only
     from redis.exceptions import RedisError  # noqa: PLC0415
 
-    from crawler.distributed.coordination import counts_key  # noqa: PLC0415
+    from crawler.distributed.coordination import counts_key, parse_counts  # noqa: PLC0415
     from crawler.distributed.robots import decode, robots_key  # noqa: PLC0415
 
     try:
@@ -118,5 +150,8 @@ def shared_outcome(shared: Distributed, origin: str) -> tuple[dict[str, Any], st
             robots = redis.hget(robots_key(shared.crawl), origin)
     except (RedisError, OSError):
         return {}, None
-    counts = {key.decode(): int(value) for key, value in raw.items()}
-    return counts, decode(robots)[1] if robots is not None else None
+    try:
+        why = decode(robots)[1] if robots is not None else None
+    except ValueError:
+        why = None  # not ours: the workers refetched it
+    return dict(parse_counts(raw)), why

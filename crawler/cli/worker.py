@@ -1,7 +1,9 @@
 """``sitemap-crawler worker REDIS_URL``: join a crawl shared through Redis.
 
-The configuration is the coordinator's, read from Redis; this process only
-crawls: it leases requests, fetches them and hands the facts on.
+The configuration is the coordinator's, read from Redis and checked: signed
+with the shared secret, typed crawl options only (see
+:mod:`crawler.distributed.config`); this process only crawls: it leases
+requests, fetches them and hands the facts on.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from scrapy.settings import Settings
 
 from crawler.cli.crawl import EXIT_SIGNAL, log_filters, run_crawl
 from crawler.cli.parser import UsageError
-from settings.distributed import masked_url
-from settings.environment import env_name
+from crawler.urls import normalize_or_raw, site_root
+from settings.distributed import SECRET_VARIABLE, check_auth, masked_url, shared_secret
+from settings.environment import env_name, typed
 
 __all__ = ["run_worker"]
 
@@ -25,37 +28,58 @@ def run_worker(args: argparse.Namespace) -> int:
     from redis import Redis  # noqa: PLC0415 - only this command needs redis: the others start faster
     from redis.exceptions import RedisError  # noqa: PLC0415
 
-    from crawler.distributed.config import fetch_config  # noqa: PLC0415
+    from crawler.distributed.config import ConfigRefused, fetch_config  # noqa: PLC0415
 
     url = args.redis_url or os.environ.get(env_name("distributed"))
     if not url:
         raise UsageError(f"worker needs the crawl's REDIS_URL (or ${env_name('distributed')})")
+    variable = env_name("insecure_redis")
+    insecure = bool(args.insecure_redis) or bool(typed(os.environ.get(variable, "false"), "bool", variable))
+    check_auth(url, insecure)  # ValueError: the CLI's one line
+    secret = shared_secret(os.environ, args.shared_secret_file or os.environ.get(env_name("shared_secret_file")))
+    if secret is None:
+        raise UsageError(
+            f"worker needs the crawl's shared secret: ${SECRET_VARIABLE} or --shared-secret-file FILE, "
+            "as the coordinator was given"
+        )
     ends = time.monotonic() + max(0.0, args.wait)
     try:
         with Redis.from_url(url, socket_timeout=10) as redis:
-            found = fetch_config(redis)
+            found = fetch_config(redis, secret)
             while found is None and time.monotonic() < ends:  # bounded: --wait seconds
                 time.sleep(0.1)
-                found = fetch_config(redis)
+                found = fetch_config(redis, secret)
+    except ConfigRefused as error:
+        print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)
+        return 1
     except (RedisError, OSError) as error:
         print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)
         return 1
     if found is None:
         print(f"sitemap-crawler: worker not started: no crawl to join at {masked_url(url)}", file=sys.stderr)
         return 1
-    crawl, values = found
+    crawl, options = found
+    start = str(options.get("SITEMAP_START_URL") or "")
+    if args.url and site_root(normalize_or_raw(args.url)) != site_root(start):
+        print(
+            f"sitemap-crawler: worker not started: the crawl at {masked_url(url)} is of {site_root(start)}, "
+            f"not of {site_root(normalize_or_raw(args.url))} (--url)",
+            file=sys.stderr,
+        )
+        return 1
     settings = Settings()
     settings.setmodule("settings", priority="project")
-    for name, value in values.items():
+    for name, value in options.items():  # typed crawl options only (checked by fetch_config)
         settings.set(name, value, priority="cmdline")
     settings.set("SITEMAP_DISTRIBUTED", url, priority="cmdline")  # this worker's way to the Redis
+    settings.set("SITEMAP_INSECURE_REDIS", insecure, priority="cmdline")
     settings.set("SITEMAP_CRAWL_ID", crawl, priority="cmdline")
     settings.set("SITEMAP_ROLE", "worker", priority="cmdline")
     settings.set("SITEMAP_PROGRESS", False, priority="cmdline")
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
     if args.log_format:
         settings.set("SITEMAP_LOG_FORMAT", args.log_format, priority="cmdline")
-    result, stats = run_crawl(settings, log_filters(args.verbose))
+    result, stats = run_crawl(settings, log_filters(args.verbose), secret)
     if result.stopped_by is not None:
         return EXIT_SIGNAL + result.stopped_by
     print(f"worker done: {stats.get('response_received_count', 0)} responses", file=sys.stderr)

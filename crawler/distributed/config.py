@@ -1,43 +1,175 @@
-"""The crawl's configuration, published in Redis by the coordinator, so a
-worker needs nothing but the Redis URL (a synchronous client: used once,
-before the crawl starts)."""
+"""The crawl's configuration, published in Redis by the coordinator and signed,
+so a worker needs only the Redis URL and the shared secret (a synchronous
+client: used once, before the crawl starts).
+
+Whoever can write to the Redis must not be able to steer a worker: what is
+published is a fixed list of typed crawl options (never a Scrapy setting,
+an import path or a component), signed with HMAC-SHA256 under the secret
+every worker is given. A worker refuses a configuration that is unsigned,
+signed with another secret, altered, or holds anything off the list.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import math
 from typing import Any
 
 from redis import Redis
 
-__all__ = ["CURRENT", "fetch_config", "publish_config"]
+__all__ = ["CURRENT", "SHARED_OPTIONS", "ConfigRefused", "fetch_config", "publish_config", "shared_options", "signed"]
 
 #: The crawl a worker joins when it is given only the Redis URL.
 CURRENT = "sitemap-crawler:current"
+VERSION = 1
+MAX_CONFIG = 1024 * 1024
+
+#: What a worker takes from the coordinator: setting -> kind of value. Only what decides
+#: what is fetched and what facts are read from it; the worker maps each onto its own settings.
+SHARED_OPTIONS: dict[str, str] = {
+    "SITEMAP_START_URL": "url",
+    "SITEMAP_CRAWL_ID": "str",
+    "USER_AGENT": "str",
+    "SITEMAP_ROBOTS_TOKEN": "str",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "int",
+    "DOWNLOAD_DELAY": "float",
+    "DOWNLOAD_TIMEOUT": "float",
+    "RETRY_TIMES": "int",
+    "SITEMAP_MAX_PAGES": "int",
+    "SITEMAP_MAX_DEPTH": "int",
+    "SITEMAP_MAX_URL_LENGTH": "int",
+    "SITEMAP_MAX_QUERY_VARIANTS": "int",
+    "SITEMAP_MAX_REDIRECTS": "int",
+    "SITEMAP_MAX_NOT_REQUESTED": "int",
+    "SITEMAP_MAX_CRAWL_DELAY": "float",
+    "SITEMAP_INCLUDE": "list",
+    "SITEMAP_EXCLUDE": "list",
+    "SITEMAP_ALLOWED_CONTENT_TYPES": "list",
+    "SITEMAP_STRIP_QUERY_PARAMS": "list",
+    "SITEMAP_SEED_SITEMAPS": "list",
+    "SITEMAP_FOLLOW_NOFOLLOW": "bool",
+    "SITEMAP_IMAGES": "bool",
+    "SITEMAP_VIDEOS": "bool",
+    "SITEMAP_HREFLANG": "bool",
+    "SITEMAP_MAX_IMAGES_PER_URL": "int",
+    "SITEMAP_IMAGE_MAX_PAGES": "int",
+    "SITEMAP_NEWS_NAME": "str",
+    "SITEMAP_NEWS_LANGUAGE": "str",
+    "SITEMAP_NEWS_PATTERNS": "list",
+    "SITEMAP_FINGERPRINT_IGNORE": "list",
+    "SITEMAP_STATE": "bool",
+    "SITEMAP_LEASE_SECONDS": "float",
+    "SITEMAP_IDLE_GRACE": "float",
+}
+_MAX_TEXT = 8192
+_MAX_LIST = 10_000
 
 
-def publish_config(redis: Redis, crawl: str, values: dict[str, Any]) -> None:
-    """*values* (JSON-ready settings) as the configuration of *crawl*, which becomes the current
-    one. Whatever an earlier run of the same crawl left (an interrupted run's frontier and seen
-    set) is removed first: each run crawls the whole site afresh."""
+class ConfigRefused(ValueError):
+    """The configuration in Redis is not one this worker may take (one line, for the user)."""
+
+
+def _getter(settings: Any, name: str, kind: str) -> Any:
+    """A setting's value in its kind (``--set`` and the environment give strings)."""
+    if kind == "int":
+        return settings.getint(name)
+    if kind == "float":
+        return settings.getfloat(name)
+    if kind == "bool":
+        return settings.getbool(name)
+    if kind == "list":
+        return [str(item) for item in settings.getlist(name)]
+    value = settings.get(name)
+    return None if value is None else str(value)
+
+
+def shared_options(settings: Any, given: set[str]) -> dict[str, Any]:
+    """The options of *settings* a worker takes: those of :data:`SHARED_OPTIONS` named in *given*
+    (the settings the user set, any layer above the defaults), each in its kind."""
+    return {name: _getter(settings, name, kind) for name, kind in SHARED_OPTIONS.items() if name in given}
+
+
+def _checked(name: str, value: object) -> object:
+    kind = SHARED_OPTIONS.get(name)
+    if kind is None:
+        raise ConfigRefused(f"the crawl's configuration in Redis names {name[:64]!r}, which a worker never takes")
+    if value is None and kind == "str":
+        return value
+    ok = {
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "float": isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value),
+        "bool": isinstance(value, bool),
+        "str": isinstance(value, str) and len(value) <= _MAX_TEXT,
+        "url": isinstance(value, str) and len(value) <= _MAX_TEXT and value.startswith(("http://", "https://")),
+        "list": isinstance(value, list)
+        and len(value) <= _MAX_LIST
+        and all(isinstance(item, str) and len(item) <= _MAX_TEXT for item in value),
+    }[kind]
+    if not ok:
+        raise ConfigRefused(f"the crawl's configuration in Redis has a {name} that is not {kind}")
+    return value
+
+
+def _signature(secret: bytes, payload: bytes) -> str:
+    return hmac.new(secret, payload, hashlib.sha256).hexdigest()
+
+
+def signed(secret: bytes, crawl: str, options: dict[str, Any]) -> bytes:
+    """The stored form: the payload and its HMAC-SHA256 under *secret*."""
+    payload = json.dumps({"v": VERSION, "crawl": crawl, "options": options}, sort_keys=True, separators=(",", ":"))
+    return json.dumps({"payload": payload, "sig": _signature(secret, payload.encode())}).encode()
+
+
+def publish_config(redis: Redis, crawl: str, options: dict[str, Any], secret: bytes) -> None:
+    """*options* (from :func:`shared_options`) as the signed configuration of *crawl*, which
+    becomes the current one. Whatever an earlier run of the same crawl left (an interrupted
+    run's frontier and seen set) is removed first: each run crawls the whole site afresh."""
+    for name, value in options.items():
+        _checked(name, value)  # the coordinator never publishes what a worker would refuse
     leftovers = list(redis.scan_iter(match=f"sitemap-crawler:{crawl}:*", count=1000))
     for start in range(0, len(leftovers), 1000):
         redis.unlink(*leftovers[start : start + 1000])
     with redis.pipeline(transaction=True) as pipe:
-        pipe.set(f"sitemap-crawler:{crawl}:config", json.dumps(values, default=str))
+        pipe.set(f"sitemap-crawler:{crawl}:config", signed(secret, crawl, options))
         pipe.set(CURRENT, crawl)
         pipe.execute()
 
 
-def fetch_config(redis: Redis) -> tuple[str, dict[str, Any]] | None:
-    """(crawl id, settings) of the current crawl, or ``None`` when there is none."""
+def _verified(raw: bytes, secret: bytes) -> dict[str, Any]:
+    if len(raw) > MAX_CONFIG:
+        raise ConfigRefused("the crawl's configuration in Redis is too large to be ours")
+    try:
+        stored = json.loads(raw)
+        payload, signature = stored["payload"], stored["sig"]
+    except (ValueError, TypeError, KeyError):
+        raise ConfigRefused("the crawl's configuration in Redis is not signed: refused") from None
+    if not isinstance(payload, str) or not isinstance(signature, str):
+        raise ConfigRefused("the crawl's configuration in Redis is not signed: refused")
+    if not hmac.compare_digest(signature, _signature(secret, payload.encode())):
+        raise ConfigRefused(
+            "the crawl's configuration in Redis is not signed with this worker's shared secret "
+            "(altered, or another secret): refused"
+        )
+    data = json.loads(payload)
+    if not isinstance(data, dict) or data.get("v") != VERSION or not isinstance(data.get("options"), dict):
+        raise ConfigRefused("the crawl's configuration in Redis is of another version")
+    return data
+
+
+def fetch_config(redis: Redis, secret: bytes) -> tuple[str, dict[str, Any]] | None:
+    """(crawl id, options) of the current crawl, or ``None`` when there is none; :class:`ConfigRefused`
+    when what is there is not signed with *secret* or holds anything a worker never takes."""
     crawl = redis.get(CURRENT)
     if crawl is None:
         return None
-    name = crawl.decode() if isinstance(crawl, bytes) else str(crawl)
+    name = crawl.decode("utf-8", "replace") if isinstance(crawl, bytes) else str(crawl)
     raw = redis.get(f"sitemap-crawler:{name}:config")
     if raw is None:
         return None
-    values = json.loads(raw)
-    if not isinstance(values, dict):
-        raise ValueError("the crawl's configuration in Redis is not ours")  # noqa: TRY004 - bad data, not a bug
-    return name, values
+    data = _verified(raw if isinstance(raw, bytes) else str(raw).encode(), secret)
+    if data.get("crawl") != name:
+        raise ConfigRefused("the crawl's configuration in Redis was signed for another crawl: refused")
+    options = {str(key): _checked(str(key), value) for key, value in data["options"].items()}
+    return name, options

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
 
 __all__ = ["SharedRobots", "decode", "robots_key"]
+
+logger = logging.getLogger(__name__)
+
+# KEYS: the lock. ARGV: its holder's name. A lock that expired and was taken by another is left alone.
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
 
 #: (the body that decides, why the file could not be read or None)
 Decided = tuple[bytes, str | None]
@@ -33,26 +44,38 @@ class SharedRobots:
         self.lock_prefix = f"sitemap-crawler:{crawl}:robots-lock:"
         self.name = name
         self.lock_ms = int(lock_seconds * 1000)
+        self._unlock = redis.register_script(_UNLOCK)
 
     async def decided(self, origin: str, fetch: Callable[[], Awaitable[Decided]]) -> Decided:
         """The stored rules of *origin*; fetched here with *fetch* when no other worker is at it."""
         while True:  # each turn either returns or waits while a live fetcher holds the lock
             stored = await self.redis.hget(self.key, origin)
             if stored is not None:
-                return decode(stored)
-            if await self.redis.set(self.lock_prefix + origin, self.name, nx=True, px=self.lock_ms):
+                try:
+                    return decode(stored)
+                except ValueError:  # not what a worker stores: removed, and fetched again
+                    logger.warning("The robots.txt stored in Redis for %s is not ours: fetched again", origin)
+                    await self.redis.hdel(self.key, origin)
+                    continue
+            lock = self.lock_prefix + origin
+            if await self.redis.set(lock, self.name, nx=True, px=self.lock_ms):
                 try:
                     body, why = await fetch()
                     await self.redis.hset(self.key, origin, json.dumps({"body": body.decode("latin-1"), "why": why}))
                 finally:
-                    await self.redis.delete(self.lock_prefix + origin)
+                    await self._unlock(keys=[lock], args=[self.name])  # only if still ours: it may have expired
                 return body, why
             await asyncio.sleep(0.05)
 
 
 def decode(raw: bytes | str) -> Decided:
-    data = json.loads(raw)
+    """The stored decision; ``ValueError`` when *raw* is not what a worker stores."""
+    data = json.loads(raw)  # JSONDecodeError is a ValueError
     if not isinstance(data, dict) or not isinstance(data.get("body"), str):
         raise ValueError("the stored robots.txt is not ours")  # noqa: TRY004 - bad data, not a bug
     why = data.get("why")
-    return data["body"].encode("latin-1"), why if isinstance(why, str) else None
+    try:
+        body = data["body"].encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError("the stored robots.txt is not ours") from None
+    return body, why if isinstance(why, str) else None

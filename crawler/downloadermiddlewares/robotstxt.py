@@ -7,6 +7,12 @@ five hops on the same site; a 4xx means everything is allowed, whatever its
 body says; a 5xx, or no answer at all (reset, timeout, a body over the size
 cap), means nothing may be crawled. A disallowed request fails with
 :class:`~crawler.reasons.RobotsDisallowed`, so the report can say ``robots``.
+
+The sitemap files robots.txt names, and those the user gives, are meant to
+be read and pass whatever its rules say; every other URL, the files a
+sitemap index lists among them, obeys them. That is decided here, from the
+rules themselves, never from a flag a request carries: a request from a
+shared frontier is data, not an order.
 """
 
 from __future__ import annotations
@@ -101,6 +107,10 @@ class SiteRobotsTxtMiddleware:
         self._why: dict[str, str] = {}  # origin -> why its robots.txt could not be read
         self.as_if_no_blocker = crawler.settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL")
         self.shared = _shared_robots(crawler)
+        config = SitemapConfig.from_crawler(crawler)
+        self.hosts = config.audit.hosts
+        self.given_sitemaps = config.audit.seed_sitemaps
+        self._named: dict[str, frozenset[str]] = {}  # origin -> the sitemap files robots.txt names or the user gave
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -110,6 +120,8 @@ class SiteRobotsTxtMiddleware:
         if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
             return
         rules = await self.rules_for(request)
+        if request.meta.get("sitemap_file") and request.url in self._named.get(_origin(request), ()):
+            return
         if not rules.allowed(request.url, self.agent):
             self.crawler.stats.inc_value("robotstxt/forbidden")
             why = self._why.get(_origin(request))
@@ -206,5 +218,10 @@ class SiteRobotsTxtMiddleware:
 
     def _parse(self, body: bytes, request: Request) -> RobotParser:
         rules = ProtegoRobotParser.from_crawler(self.crawler, body)
+        declared = getattr(getattr(rules, "rp", None), "sitemaps", None) or ()
+        named = [*declared, *self.given_sitemaps]
+        if self.hosts is not None:
+            named = [self.hosts.to_staging(url) for url in named]
+        self._named[_origin(request)] = frozenset(normalize_or_raw(url) for url in named)
         self.crawler.signals.send_catch_log(signal=signals.robots_parsed, robotparser=rules, request=request)
         return rules

@@ -15,6 +15,7 @@ before the download, after scope and robots.txt have had their say.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,8 @@ class SharedPaceMiddleware:
         self.concurrency = concurrency
         self.live = 1  # workers alive in the crawl, counted every RECOUNT_SECONDS
         self.counted_at = 0.0
+        self.name = f"{os.getpid()}-{id(self):x}"  # grants are this name and a count
+        self.granted = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -60,7 +63,9 @@ class SharedPaceMiddleware:
         from crawler.distributed.coordination import SitePace, Workers  # noqa: PLC0415
 
         redis = connect(shared.url)
-        pace = SitePace(redis, shared.crawl, site_root(config.start_url))
+        # A grant outlives no download (its timeout, with room for the time it waits in the queue).
+        hold = 2 * crawler.settings.getfloat("DOWNLOAD_TIMEOUT") + 10
+        pace = SitePace(redis, shared.crawl, site_root(config.start_url), hold, max(config.max_crawl_delay, 1.0))
         delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
         concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         return cls(crawler, pace, Workers(redis, shared.crawl), delay, concurrency)
@@ -80,9 +85,11 @@ class SharedPaceMiddleware:
             slot.concurrency = share
         if delay <= 0 and concurrency >= self.live:
             return  # the shares add up to the limit: nothing to ask Redis
-        while (wait := await self.pace.try_acquire(delay, concurrency)) > 0:
+        self.granted += 1
+        token = f"{self.name}:{self.granted}"
+        while (wait := await self.pace.try_acquire(delay, concurrency, token)) > 0:
             await asyncio.sleep(wait)
-        request.meta[_PACED] = True
+        request.meta[_PACED] = token
 
     async def process_response(self, request: Request, response: Response) -> Response:
         await self._release(request)
@@ -92,5 +99,6 @@ class SharedPaceMiddleware:
         await self._release(request)
 
     async def _release(self, request: Request) -> None:
-        if request.meta.pop(_PACED, False):
-            await self.pace.release()
+        token = request.meta.pop(_PACED, None)
+        if token is not None:
+            await self.pace.release(token)

@@ -22,8 +22,11 @@ from crawler.distributed.client import connect
 from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
+from crawler.distributed.vetting import Vetting
+from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
+from crawler.stats import Stat
 from settings.config import SitemapConfig
 from settings.distributed import Distributed, masked_url
 
@@ -85,23 +88,30 @@ class ExportSpider(Spider):
         workers = Workers(redis, shared.crawl)
         await self.channel.open()
         await frontier.open()
+        vetting = Vetting(redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings))
         exported: set[str] = set()
-        while True:
-            taken = await self.channel.take(100)
-            duplicates = []
-            for entry, facts in taken:
-                if facts.url in exported:  # two workers met the same out-of-scope link, or a lease was redone
-                    duplicates.append(entry)
+        try:
+            while True:
+                taken = await self.channel.take(100)
+                duplicates = []
+                refusals = await vetting.refusals([facts for _, facts in taken])
+                for (entry, facts), refused in zip(taken, refusals, strict=True):
+                    if refused is not None or facts.url in exported:
+                        # Not ours to list; or two workers met the same out-of-scope link, or a lease was redone.
+                        duplicates.append(entry)
+                        continue
+                    exported.add(facts.url)
+                    self.entries[id(facts)] = entry
+                    yield facts
+                done, self.finished = duplicates + self.finished, []
+                await self.channel.done(done)
+                if taken:
                     continue
-                exported.add(facts.url)
-                self.entries[id(facts)] = entry
-                yield facts
-            done, self.finished = duplicates + self.finished, []
-            await self.channel.done(done)
-            if taken:
-                continue
-            finished = not self.entries and await crawl_finished(frontier, workers, shared.grace)
-            if finished and await self.channel.backlog() == 0:
-                break
-            await asyncio.sleep(0.05)
-        await self.channel.done(self.finished)
+                finished = not self.entries and await crawl_finished(frontier, workers, shared.grace)
+                if finished and await self.channel.backlog() == 0:
+                    break
+                await asyncio.sleep(0.05)
+            await self.channel.done(self.finished)
+        finally:
+            if vetting.refused + self.channel.refused:
+                self.crawler.stats.set_value(Stat.SHARED_REFUSED, vetting.refused + self.channel.refused)

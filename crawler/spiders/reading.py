@@ -14,6 +14,7 @@ import codecs
 import logging
 from typing import TYPE_CHECKING
 
+from crawler.extensions.runstate import now_w3c
 from crawler.items import PageFacts
 from crawler.page.headers import is_html, last_modified, link_header_alternates, link_header_targets, robots_directives
 from crawler.page.html import PageHtml, parse_html
@@ -21,6 +22,7 @@ from crawler.page.media import collect_media
 from crawler.page.structured import modified_time
 from crawler.protocol import to_w3c
 from crawler.reasons import Reason
+from crawler.state.lastmod import not_after
 from crawler.stats import Stat
 from crawler.urls import normalize_or_raw, normalize_url, resolve_link
 from settings.config import SitemapConfig
@@ -112,8 +114,12 @@ class ResponseReader:
             facts.header_robots = header_robots
             facts.meta_robots = [*page.meta.get("robots", ()), *page.meta.get(self.config.robots_token, ())]
         facts.modified_hint = to_w3c(modified_time(page.json_ld, page.properties))
-        # The page's own date beats the header's: servers often stamp every response.
-        facts.last_modified = facts.modified_hint or facts.last_modified
+        # The page's own date beats the header's: servers often stamp every response. A date later
+        # than this fetch is no change date: the fetch time stands in, with a note (SPEC S6).
+        claimed = facts.modified_hint or facts.last_modified
+        facts.last_modified = not_after(claimed, now_w3c())
+        if claimed != facts.last_modified:
+            facts.notes.append(f"lastmod {claimed} is later than the fetch: the fetch time is listed")
         facts.lang = page.lang
         link_headers = _headers(response, b"Link")
         self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))

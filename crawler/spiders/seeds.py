@@ -98,8 +98,8 @@ class SitemapSeeds(Spider):
             url,
             callback=self.parse_sitemap,
             errback=self.sitemap_failed,
-            # robots.txt named these files: they are meant to be read.
-            meta={"sitemap_file": True, "sitemap_level": level, "dont_obey_robotstxt": True},
+            # The robots middleware lets the files robots.txt names (or the user gives) through.
+            meta={"sitemap_file": True, "sitemap_level": level},
             priority=100,
         )
         self.crawler.engine.crawl(request)

@@ -15,9 +15,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from crawler.protocol import w3c_instant
 from crawler.state.store import Listing, PageState
 
-__all__ = ["listing_digest", "listing_for"]
+__all__ = ["listing_digest", "listing_for", "not_after"]
 
 
 def listing_digest(
@@ -37,10 +38,21 @@ def listing_digest(
 
 def _changed_at(hint: str | None, last_seen: str, now: str) -> str:
     """When content changed between two visits: the page's own date if it
-    falls in that window, else the time this run noticed."""
-    if hint and last_seen < hint <= now:
-        return hint
+    falls in that window (compared as moments, whatever their offsets), else
+    the time this run noticed."""
+    moment, since, until = w3c_instant(hint or ""), w3c_instant(last_seen), w3c_instant(now)
+    if moment and since and until and since < moment <= until:
+        return hint or now
     return now
+
+
+def not_after(value: str | None, now: str) -> str | None:
+    """*value*, or *now* when *value* is later than *now* (a page dated in the future was not
+    changed then: search engines distrust such a lastmod, and validators flag it)."""
+    moment, until = w3c_instant(value or ""), w3c_instant(now)
+    if value and moment and until and moment > until:
+        return now
+    return value
 
 
 def listing_for(

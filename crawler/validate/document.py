@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from xml.parsers import expat
 
-from crawler.protocol import MAX_BYTES, MAX_LOC_LENGTH, MAX_URLS, SITEMAP_NS, is_schema_datetime, is_w3c_datetime
+from crawler.protocol import (
+    MAX_BYTES,
+    MAX_LOC_LENGTH,
+    MAX_URLS,
+    SITEMAP_NS,
+    is_schema_datetime,
+    is_w3c_datetime,
+    w3c_instant,
+)
 from crawler.validate.extensions import EntryMedia, FileState, check_extension
 from crawler.validate.findings import Finding
 from crawler.validate.hosts import is_dev_origin
@@ -296,11 +304,7 @@ def _refused(data: bytes) -> tuple[str, str] | None:
 
 
 def _moment(text: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text if "T" in text else text + "T00:00:00+00:00")
-    except ValueError:  # more fraction digits than Python reads: not worth a finding
-        return datetime.min.replace(tzinfo=UTC)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return w3c_instant(text) or datetime.min.replace(tzinfo=UTC)  # unreadable: not worth a finding
 
 
 def _is_priority(text: str) -> bool:

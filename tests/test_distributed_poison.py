@@ -1,0 +1,227 @@
+"""Whoever can write to a shared crawl's Redis can neither run code in a worker, steer it to
+another site, switch a rule off nor publish what was never crawled; values no worker could have
+written do not keep the crawl from ending (a real redis-server, real crawls on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from crawler.distributed.config import CURRENT, ConfigRefused, fetch_config, publish_config, signed
+from crawler.request_fingerprinter import url_fingerprint
+from tests.conftest import CLI, TEST_SECRET, run_cli, sitemap_locs
+from tests.server import SiteServer
+from tests.shared_crawl import FAST, chain_site
+
+SECRET = TEST_SECRET.encode()
+
+
+def plant_config(redis_url: str, stored: bytes, crawl_id: str = "planted") -> None:
+    with Redis.from_url(redis_url) as redis:
+        redis.set(f"sitemap-crawler:{crawl_id}:config", stored)
+        redis.set(CURRENT, crawl_id)
+
+
+def worker(redis_url: str, *options: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), "worker", redis_url, "--wait", "0", *options], capture_output=True,
+                          text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_an_unsigned_configuration_naming_scrapy_settings_is_refused(
+    redis_url: str, servers: tuple[SiteServer, SiteServer]
+) -> None:
+    """The form a coordinator used to publish (raw settings): a telnet console and another site."""
+    _, other = servers
+    other.reset()
+    planted = {"TELNETCONSOLE_ENABLED": True, "TELNETCONSOLE_PORT": [16023], "SITEMAP_START_URL": other.url()}
+    plant_config(redis_url, json.dumps(planted).encode())
+    result = worker(redis_url)
+    assert result.returncode == 1, result.stderr
+    assert "not signed: refused" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert other.paths() == []
+
+
+def test_a_signed_configuration_of_another_site_is_refused_by_a_worker_given_its_site(
+    redis_url: str, servers: tuple[SiteServer, SiteServer]
+) -> None:
+    main, other = servers
+    other.reset()
+    plant_config(
+        redis_url, signed(SECRET, "planted", {"SITEMAP_START_URL": other.url(), "SITEMAP_CRAWL_ID": "planted"})
+    )
+    refused = worker(redis_url, "--url", main.url())
+    assert refused.returncode == 1 and f"is of {other.url()}, not of {main.url()}" in refused.stderr
+    assert other.paths() == []
+    # The control: a worker given no site joins that crawl, and the other server sees it.
+    joined = worker(redis_url)
+    assert joined.returncode == 0, joined.stderr
+    assert "/robots.txt" in other.paths()
+
+
+def _stored(secret: bytes, options: dict[str, Any]) -> bytes:
+    return signed(secret, "planted", {"SITEMAP_START_URL": "http://127.0.0.1:1/", **options})
+
+
+def _altered() -> bytes:
+    stored = json.loads(_stored(SECRET, {}))
+    stored["payload"] = stored["payload"].replace("127.0.0.1:1", "127.0.0.1:2")
+    return json.dumps(stored).encode()
+
+
+@pytest.mark.parametrize(
+    ("stored", "message"),
+    [
+        (_stored(b"another-secret-of-16-chars", {}), "not signed with this worker's shared secret"),
+        (_altered(), "not signed with this worker's shared secret"),
+        (_stored(SECRET, {"TELNETCONSOLE_ENABLED": True}), "names 'TELNETCONSOLE_ENABLED', which a worker never"),
+        (_stored(SECRET, {"EXTENSIONS": {"os.system": 0}}), "names 'EXTENSIONS', which a worker never"),
+        (_stored(SECRET, {"DOWNLOAD_DELAY": float("inf")}), "DOWNLOAD_DELAY that is not float"),
+        (_stored(SECRET, {"SITEMAP_INCLUDE": [{"a": 1}]}), "SITEMAP_INCLUDE that is not list"),
+        (signed(SECRET, "another-crawl", {}), "signed for another crawl"),
+        (b"\xff" * 10, "not signed"),
+    ],
+)
+def test_the_configuration_is_taken_only_signed_typed_and_whitelisted(
+    redis_url: str, stored: bytes, message: str
+) -> None:
+    plant_config(redis_url, stored)
+    with Redis.from_url(redis_url) as redis, pytest.raises(ConfigRefused, match=message.replace("'", ".")):
+        fetch_config(redis, SECRET)
+
+
+def test_a_published_configuration_round_trips(redis_url: str) -> None:
+    options = {"SITEMAP_START_URL": "https://e.com/", "DOWNLOAD_DELAY": 0.5, "SITEMAP_EXCLUDE": ["/x"]}
+    with Redis.from_url(redis_url) as redis:
+        publish_config(redis, "c", options, SECRET)
+        assert fetch_config(redis, SECRET) == ("c", options)
+        with pytest.raises(ConfigRefused):
+            publish_config(redis, "c", {"ITEM_PIPELINES": {}}, SECRET)  # never published either
+
+
+def test_a_shared_crawl_needs_auth_and_a_secret(redis_server: Any, server: SiteServer, tmp_path: Path) -> None:
+    bare = f"redis://127.0.0.1:{redis_server.port}/0"
+    out = str(tmp_path / "out")
+    for command in (["crawl", server.url(), "--out", out, "--distributed", bare], ["worker", bare]):
+        result = run_cli(*command)
+        assert result.returncode == 2 and "has no password: a shared crawl needs Redis AUTH" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    remote = run_cli("worker", "redis://redis.internal:6379/0", "--insecure-redis")
+    assert remote.returncode == 2 and "--insecure-redis is for a Redis on 127.0.0.1 only" in remote.stderr
+    # Without a secret, or with one too short to be one, nothing starts.
+    environment = {key: value for key, value in os.environ.items() if key != "SITEMAP_CRAWLER_SHARED_SECRET"}
+    for command in (
+        ["crawl", server.url(), "--out", out, "--distributed", redis_server.url],
+        ["worker", redis_server.url],
+    ):
+        result = subprocess.run([str(CLI), *command], capture_output=True, text=True, timeout=60, check=False,
+                                env=environment, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert result.returncode == 2 and "SITEMAP_CRAWLER_SHARED_SECRET" in result.stderr, result.stderr
+    short = run_cli("worker", redis_server.url, env={"SITEMAP_CRAWLER_SHARED_SECRET": "short"})
+    assert short.returncode == 2 and "at least 16 characters" in short.stderr
+    (tmp_path / "secret").write_text(TEST_SECRET + "\n")
+    with_file = subprocess.run([str(CLI), "worker", redis_server.url, "--wait", "0", "--shared-secret-file",
+                                str(tmp_path / "secret")], capture_output=True, text=True, timeout=60,
+                               check=False, env=environment, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert with_file.returncode == 1 and "no crawl to join" in with_file.stderr
+    assert redis_server.password not in short.stderr + with_file.stderr
+    assert server.paths() == []
+
+
+def _current(redis: Redis) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # bounded: until the coordinator has published
+        crawl_id = redis.get(CURRENT)
+        if crawl_id is not None and redis.exists(f"sitemap-crawler:{crawl_id.decode()}:config"):
+            return str(crawl_id.decode())
+        time.sleep(0.01)
+    raise AssertionError("the coordinator never published its crawl")
+
+
+def _facts(url: str) -> bytes:
+    return json.dumps({"url": url, "status": 200, "content_type": "text/html", "depth": 1}).encode()
+
+
+def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str, tmp_path: Path) -> None:
+    site = chain_site(tmp_path, 40, robots="User-agent: *\nDisallow: /private/\n")
+    (site.root / "chain" / "private").mkdir()
+    (site.root / "chain" / "private" / "secret.html").write_text("<html><body>secret</body></html>")
+    origin = site.url().rstrip("/")
+    out = tmp_path / "out"
+    try:
+        coordinator = subprocess.Popen(
+            [str(CLI), "crawl", site.url(), "--out", str(out), "-q", *FAST, "--delay", "0.05",
+             "--distributed", redis_url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        with Redis.from_url(redis_url) as redis:
+            crawl_id = _current(redis)
+            keys = f"sitemap-crawler:{crawl_id}:"
+            # Requests that carry a rule switch, or name a sitemap robots.txt never named.
+            for meta, callback in (({"dont_obey_robotstxt": True}, "parse"), ({"sitemap_file": True}, "parse_sitemap")):
+                request = {"v": 1, "url": f"{origin}/private/secret.html", "depth": 1, "referrer": None,
+                           "priority": 0, "callback": callback, "errback": "failed", "meta": meta}  # fmt: skip
+                redis.xadd(keys + "frontier", {"r": json.dumps(request)})
+            # Facts of another host, of a URL nobody queued, and of a disallowed URL made to look queued.
+            redis.sadd(keys + "seen", url_fingerprint(f"{origin}/private/planted.html"))
+            for url in ("https://evil.example/x", f"{origin}/never-crawled.html", f"{origin}/private/planted.html"):
+                redis.xadd(keys + "items", {"f": _facts(url)})
+            # Values no worker writes: grants held for ever, a next-allowed time in 30,000 years, a ghost
+            # worker busy without a time-to-live, a heartbeat of garbage.
+            pace = f"{keys}pace:{site.url()}"
+            redis.zadd(pace + ":grants", {f"ghost-{n}": 1e15 for n in range(1000)})
+            redis.hset(pace, "next", str(10**15))
+            redis.set(keys + "worker:ghost", "busy")
+            redis.set(keys + "worker:garbage", "not a time", px=100_000)
+        _, stderr = coordinator.communicate(timeout=120)
+    finally:
+        site.stop()
+    assert coordinator.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    paths = site.paths()
+    assert not [path for path in paths if path.startswith("/private/")], paths
+    assert "/never-crawled.html" not in paths
+    listed = sitemap_locs(out, origin)
+    assert sorted(listed) == sorted([f"{origin}/", *(f"{origin}/p{n}.html" for n in range(1, 40))])
+    assert "Refused 3 items from the shared crawl's Redis" in stderr
+    assert "Removed 2 heartbeat(s)" in stderr
+    assert stderr.count("Refused a frontier entry that is not ours") == 1  # the rule switch; the other obeys robots
+
+
+def test_the_page_planted_as_queued_but_disallowed_is_refused_by_robots_alone(redis_url: str, tmp_path: Path) -> None:
+    """Each of the exporter's checks on its own: scope, queued, robots (a unit test on the real Redis)."""
+    import asyncio
+
+    from redis.asyncio import Redis as AsyncRedis
+
+    from crawler.distributed.robots import robots_key
+    from crawler.distributed.vetting import Vetting
+    from crawler.items import PageFacts
+
+    async def body() -> list[str | None]:
+        redis = AsyncRedis.from_url(redis_url)
+        try:
+            await redis.hset(robots_key("c"), "https://e.com", json.dumps({"body": "User-agent: *\nDisallow: /p/\n"}))
+            for url in ("https://e.com/a", "https://e.com/p/x", "https://other.com/a"):
+                await redis.sadd("sitemap-crawler:c:seen", url_fingerprint(url))
+            vetting = Vetting(redis, "c", "https://e.com/", "sitemap-crawler")
+            batch = [PageFacts(url, status=200) for url in
+                     ("https://e.com/a", "https://e.com/p/x", "https://other.com/a", "https://e.com/b")]  # fmt: skip
+            return [*await vetting.refusals(batch), *await vetting.refusals([PageFacts("https://other.com/z")])]
+        finally:
+            await redis.aclose()
+
+    assert asyncio.run(body()) == [
+        None,
+        "a page robots.txt disallows",
+        "a fetched page out of the crawl's scope",
+        "a page the shared frontier never queued",
+        None,  # never fetched: an out-of-scope link, for the report
+    ]
