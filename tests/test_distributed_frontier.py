@@ -252,3 +252,52 @@ def test_robots_txt_is_fetched_again_when_its_fetcher_died(redis_url: str) -> No
         return await asyncio.wait_for(SharedRobots(redis, "c", "live").decided("https://e.com", fetch), 5)
 
     assert run(redis_url, body) == (b"User-agent: *\nCrawl-delay: 1\n", None)
+
+
+def test_a_lease_is_acknowledged_only_once_its_output_is_in_redis(redis_url: str) -> None:
+    """Scrapy's callbacks run while the link awaits Redis: an item or an offer a lease produced
+    meanwhile is not in Redis yet, so that lease must stay leased until the next round has sent it."""
+    from crawler.distributed.link import WorkerLink
+    from crawler.items import PageFacts
+
+    async def body(redis: Redis) -> list[int]:
+        link = WorkerLink(redis, "c", "w1", room=1)
+        await link.open()
+        leases: list[str] = []
+        link.offer(*request(1))
+        await link._exchange(lambda lease: leases.append(lease.entry))  # offered, and leased here
+        [lease] = leases
+
+        async def held() -> int:  # 1 while the lease is still leased in Redis
+            entries = await redis.xpending_range(link.frontier.stream, "workers", min=lease, max=lease, count=1)
+            return len(entries)
+
+        pending = [await held()]
+        push, offer = link.channel.push, link.frontier.offer
+
+        async def push_then_callback(*facts: PageFacts) -> None:
+            await push(*facts)
+            link.item(lease, PageFacts("https://e.com/1", status=200))  # the callback's item, while pushing
+            link.output_done(lease)
+
+        async def offer_then_callback(*args: object) -> object:
+            offered = await offer(*args)  # type: ignore[arg-type]
+            link.offer(*request(2))  # the callback's new link, while offering
+            link.output_done(lease)
+            return offered
+
+        link.item(lease, PageFacts("https://e.com/0", error="out-of-scope"))  # sent at the next round
+        link.channel.push = push_then_callback  # type: ignore[method-assign]
+        await link._exchange(lambda _: None)
+        pending.append(await held())  # its second item is not in Redis: still leased
+        link.channel.push = push  # type: ignore[method-assign]
+        link.offer(*request(3))
+        link.frontier.offer = offer_then_callback  # type: ignore[method-assign]
+        await link._exchange(lambda _: None)
+        pending.append(await held())  # its offer of 2 is not queued: still leased
+        link.frontier.offer = offer  # type: ignore[method-assign]
+        await link._exchange(lambda _: None)
+        pending.append(await held())  # all of it in Redis: acknowledged
+        return [*pending, await link.channel.backlog(), await link.frontier.seen_count()]
+
+    assert run(redis_url, body) == [1, 1, 1, 0, 2, 3]

@@ -1,0 +1,145 @@
+"""One-line mutants of the rules SPEC names, each run against the tests that guard it.
+
+Each mutant is made in a copy of the checkout (the tracked files), never in the checkout
+itself, and the tests run there; a mutant the tests do not kill is a rule no test guards.
+Prints the kill table and exits 1 when a mutant survives.
+
+    python tests/mutants.py            # every mutant
+    python tests/mutants.py 3 7        # only these
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutant:
+    rule: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+POISON = "tests/test_distributed_poison.py"
+GUARDS = "tests/test_rule_guards.py"
+MUTANTS = [
+    Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
+           "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
+           (f"{GUARDS}::test_disallowed_links_do_not_spend_the_page_budget",)),
+    Mutant("conflicting canonicals are ignored", "crawler/spiders/reading.py",
+           "if len(normal) == 1:", "if len(normal) >= 1:", (f"{GUARDS}::test_conflicting_canonicals_are_ignored",)),
+    Mutant("Crawl-delay is capped", "crawler/extensions/crawldelay.py",
+           "if self.max_delay and delay > self.max_delay:", "if False:",
+           (f"{GUARDS}::test_a_crawl_delay_past_the_cap_is_capped",)),
+    Mutant("Retry-After is capped", "crawler/downloadermiddlewares/backoff.py",
+           "wait = min(wait, self.max_delay)", "wait = wait",
+           (f"{GUARDS}::test_a_retry_after_past_the_cap_is_capped",)),
+    Mutant("site-wide in-flight limit", "crawler/distributed/coordination.py",
+           "if redis.call('ZCARD', KEYS[2]) >= limit then", "if redis.call('ZCARD', KEYS[2]) > limit then",
+           (f"{GUARDS}::test_the_site_wide_in_flight_limit_is_never_passed",)),
+    Mutant("a lease is acknowledged only once its items are pushed", "crawler/distributed/link.py",
+           "if state.output_done and state.items <= 0 and state.outbox_mark <= self.offered",
+           "if state.output_done and state.outbox_mark <= self.offered",
+           ("tests/test_distributed_frontier.py::test_a_lease_is_acknowledged_only_once_its_output_is_in_redis",)),
+    Mutant("a lease is acknowledged only once its offers are queued", "crawler/distributed/link.py",
+           "if state.output_done and state.items <= 0 and state.outbox_mark <= self.offered",
+           "if state.output_done and state.items <= 0",
+           ("tests/test_distributed_frontier.py::test_a_lease_is_acknowledged_only_once_its_output_is_in_redis",)),
+    Mutant("the configuration's signature is checked", "crawler/distributed/config.py",
+           "if not hmac.compare_digest(signature, _signature(secret, payload.encode())):", "if False:", (POISON,)),
+    Mutant("a worker takes whitelisted options only", "crawler/distributed/config.py",
+           "    kind = SHARED_OPTIONS.get(name)\n", '    kind = SHARED_OPTIONS.get(name, "str")\n', (POISON,)),
+    Mutant("a worker given --url joins that site only", "crawler/cli/worker.py",
+           "if args.url and site_root(", "if False and site_root(", (POISON,)),
+    Mutant("a shared crawl needs Redis AUTH", "settings/distributed.py",
+           "    if insecure and local:\n", "    if True:\n", (POISON,)),
+    Mutant("a queued request carries no rule switch", "crawler/distributed/codec.py",
+           '"sitemap_level", "unconditional"', '"sitemap_level", "unconditional", "dont_obey_robotstxt"', (POISON,)),
+    Mutant("robots.txt exempts only the sitemaps it names", "crawler/downloadermiddlewares/robotstxt.py",
+           'if request.meta.get("sitemap_file") and request.url in self._named.get(_origin(request), ()):',
+           'if request.meta.get("sitemap_file"):', (POISON,)),
+    Mutant("the exporter re-checks scope", "crawler/distributed/vetting.py",
+           "if not self.scope.contains(facts.url):", "if False:", (POISON,)),
+    Mutant("the exporter refuses pages never queued", "crawler/distributed/vetting.py",
+           "if not seen.get(facts.url):", "if False:", (POISON,)),
+    Mutant("the exporter re-checks robots.txt", "crawler/distributed/vetting.py",
+           "if not rules.can_fetch(facts.url, self.agent):", "if False:", (POISON,)),
+    Mutant("pace grants no worker could hold are removed", "crawler/distributed/coordination.py",
+           "redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + hold), '+inf')", "", (POISON,)),
+    Mutant("a next-allowed time past any delay is reset", "crawler/distributed/coordination.py",
+           "if next_at > now + math.max(delay, longest) then", "if false then", (POISON,)),
+    Mutant("a heartbeat without a time-to-live is removed", "crawler/distributed/coordination.py",
+           "if not isinstance(ttl, int) or not 0 < ttl <= Workers.MAX_TTL * 1000:", "if not isinstance(ttl, int):",
+           (POISON,)),
+    Mutant("lastmods are compared as moments", "crawler/state/lastmod.py",
+           "if moment and since and until and since < moment <= until:",
+           "if hint and last_seen < hint <= now:", ("tests/test_lastmod.py",)),
+    Mutant("a lastmod is never later than the fetch", "crawler/spiders/reading.py",
+           "facts.last_modified = not_after(claimed, now_w3c())", "facts.last_modified = claimed",
+           (f"{GUARDS}::test_a_page_dated_in_the_future_is_listed_with_the_fetch_time",)),
+    Mutant("scope is scheme and host", "crawler/scope.py",
+           'return url.startswith(self._prefix) or url == self.origin', "return True", ("tests/test_crawl_site.py",)),
+    Mutant("noindex pages are left out", "pipelines/indexability.py",
+           'if "noindex" in item.robots:', "if False:", ("tests/test_crawl_site.py",)),
+    Mutant("non-canonical pages are left out", "pipelines/indexability.py",
+           "if item.canonical and item.canonical != item.url:", "if False:", ("tests/test_crawl_site.py",)),
+]  # fmt: skip
+
+
+def copy_checkout(into: Path) -> None:
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in tracked.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target)
+
+
+def run(mutant: Mutant, copy: Path) -> tuple[bool, float]:
+    """(killed, seconds): the tests run in the copy with the mutant in place, then it is undone."""
+    path = copy / mutant.path
+    original = path.read_text()
+    if original.count(mutant.old) != 1:
+        raise SystemExit(f"{mutant.path}: the line of {mutant.rule!r} is not there once; update this list")
+    path.write_text(original.replace(mutant.old, mutant.new))
+    started = time.monotonic()
+    try:
+        # The copy's packages come first on the path (the editable install's finder comes after).
+        environment = {**os.environ, "PYTHONPATH": str(copy)}
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests]
+        result = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True, timeout=1200,
+                                check=False)  # fmt: skip
+        return result.returncode != 0, time.monotonic() - started
+    finally:
+        path.write_text(original)
+
+
+def main(chosen: list[int]) -> int:
+    survived = 0
+    with tempfile.TemporaryDirectory(prefix="sitemap-crawler-mutants-") as folder:
+        copy = Path(folder)
+        copy_checkout(copy)
+        print(f"{'#':>2}  {'verdict':<8} {'s':>5}  rule ({'file'})")
+        for number, mutant in enumerate(MUTANTS, 1):
+            if chosen and number not in chosen:
+                continue
+            killed, seconds = run(mutant, copy)
+            survived += not killed
+            verdict = "killed" if killed else "SURVIVED"
+            print(f"{number:>2}  {verdict:<8} {seconds:5.0f}  {mutant.rule} ({mutant.path})", flush=True)
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main([int(argument) for argument in sys.argv[1:]]))
