@@ -23,7 +23,7 @@ ROBOTSTXT_OBEY = True
 # Politeness: one site, a few connections, a short pause between requests.
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
-# The speed adapts to the server (crawler/extensions/throttle.py): the delay follows its latency
+# The speed adapts to the server (crawler/pace.py): the delay follows its latency
 # so that about AUTOTHROTTLE_TARGET_CONCURRENCY requests are in flight, starting gently; a user's
 # --delay makes it a fixed delay. DOWNLOAD_DELAY is then the floor, Crawl-delay too.
 DOWNLOAD_DELAY = 0.0
@@ -83,8 +83,8 @@ DUPEFILTER_CLASS = "scrapy.dupefilters.BaseDupeFilter"
 # the cookies middleware 48 ms. Off, not loaded at all: offsite and robots.txt (ours replace
 # them), redirects and meta refresh (a redirect is a fact to report), cookies, the HTTP cache,
 # downloader byte stats; telnet, remote control, feed export, spider state, memory debugger
-# and Scrapy's own AutoThrottle (ours extends it). Add any back with DOWNLOADER_MIDDLEWARES or
-# EXTENSIONS.
+# and Scrapy's own AutoThrottle (its rule lives on in crawler/pace.py, under the one owner of
+# the pace). Add any back with DOWNLOADER_MIDDLEWARES or EXTENSIONS.
 DOWNLOADER_MIDDLEWARES_BASE = {
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": 300,
     "scrapy.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware": 350,
@@ -127,8 +127,8 @@ ITEM_PIPELINES = {
     "pipelines.export.SitemapExportPipeline": 900,
 }
 EXTENSIONS = {
-    "crawler.extensions.throttle.SiteThrottle": 0,
-    "crawler.extensions.crawldelay.CrawlDelay": 500,
+    # The one owner of the downloader slots' delay and concurrency (crawler/pace.py says why).
+    "crawler.extensions.politeness.Politeness": 0,
     "crawler.extensions.report.CrawlReport": 510,
     "crawler.extensions.progress.Progress": 520,
     "crawler.extensions.gctuning.GarbageCollection": 530,

@@ -11,7 +11,9 @@ from tests.server import SiteServer
 
 ROOT = Path(__file__).parent.parent
 PURE_PACKAGES = ("audit", "distributed", "page", "sitemaps", "state", "validate", "services")
-PURE_MODULES = ("hostmap", "items", "modes", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls")
+PURE_MODULES = (
+    "hostmap", "items", "modes", "pace", "protocol", "request_fingerprinter", "results", "scope", "signals", "urls",
+)  # fmt: skip
 
 
 def pure_modules() -> list[str]:

@@ -7,9 +7,10 @@ the limit allows, every worker also asks Redis before each download: one
 next-allowed time and one in-flight count per site, taken atomically, so the
 delay and the limit hold exactly whatever the number of workers. Otherwise
 nothing is asked: the shares add up to the limit. A robots.txt
-``Crawl-delay`` (noted in the stats by the CrawlDelay extension) raises the
-delay and leaves one request in flight, as it does in one process. Runs just
-before the download, after scope and robots.txt have had their say.
+``Crawl-delay`` (kept by the Politeness extension, which this middleware
+tells the worker's share: it alone sets the slots) raises the delay and
+leaves one request in flight, as it does in one process. Runs just before
+the download, after scope and robots.txt have had their say.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.stats import Stat
+from crawler.extensions.politeness import Politeness
 from crawler.urls import site_root
 from settings.config import SitemapConfig
 
@@ -42,8 +43,10 @@ RECOUNT_SECONDS = 0.25
 
 
 class SharedPaceMiddleware:
-    def __init__(self, crawler: Crawler, pace: SitePace, workers: Workers, delay: float, concurrency: int):
-        self.crawler = crawler
+    def __init__(
+        self, politeness: Politeness, pace: SitePace, workers: Workers, delay: float, concurrency: int
+    ) -> None:
+        self.politeness = politeness
         self.pace = pace
         self.workers = workers
         self.delay = delay
@@ -68,21 +71,21 @@ class SharedPaceMiddleware:
         pace = SitePace(redis, shared.crawl, site_root(config.start_url), hold, max(config.max_crawl_delay, 1.0))
         delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
         concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
-        return cls(crawler, pace, Workers(redis, shared.crawl), delay, concurrency)
+        politeness = crawler.get_extension(Politeness)
+        if politeness is None:
+            raise NotConfigured("the Politeness extension keeps the pace; a shared crawl needs it")
+        return cls(politeness, pace, Workers(redis, shared.crawl), delay, concurrency)
 
     async def process_request(self, request: Request) -> None:
         if time.monotonic() - self.counted_at >= RECOUNT_SECONDS:
             self.counted_at = time.monotonic()
             self.live = max(1, len(await self.workers.alive()))
         delay, concurrency = self.delay, self.concurrency
-        stats = self.crawler.stats
-        crawl_delay = float(stats.get_value(Stat.CRAWL_DELAY, 0.0)) if stats else 0.0
+        crawl_delay = self.politeness.crawl_delay
         if crawl_delay > delay:
             delay, concurrency = crawl_delay, 1
         # Each worker's own downloader keeps its share of the site's limit in flight.
-        share = max(1, concurrency // self.live)
-        for slot in self.crawler.engine.downloader.slots.values():
-            slot.concurrency = share
+        self.politeness.share(max(1, concurrency // self.live))
         if delay <= 0 and concurrency >= self.live:
             return  # the shares add up to the limit: nothing to ask Redis
         self.granted += 1
