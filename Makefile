@@ -26,6 +26,7 @@ crawl: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/vulture
 
 test: lint test-tools
 	@if command -v podman >/dev/null && command -v debootstrap >/dev/null; then . .ci/podman-setup; fi; \

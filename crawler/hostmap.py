@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crawler.urls import site_root
-
 __all__ = ["HostMap"]
 
 
@@ -34,6 +32,3 @@ class HostMap:
 
     def to_production(self, url: str) -> str:
         return self._moved(url, self.staging, self.production)
-
-    def is_production(self, url: str) -> bool:
-        return site_root(url) == self.production

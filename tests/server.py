@@ -142,6 +142,7 @@ class SiteServer(ThreadingHTTPServer):
         self.hits: list[Hit] = []
         self.errors: list[str] = []
         self.lock = threading.Lock()
+        self.arrived = threading.Condition(self.lock)  # notified on every request
         self.flaky_calls = 0
         self.other_port = 0  # a second server, linked to as "another port"
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -171,6 +172,14 @@ class SiteServer(ThreadingHTTPServer):
         with self.lock:
             return [hit.path for hit in self.hits if hit.host == host]
 
+    def wait_for(self, count: int, host: str = "127.0.0.1", timeout: float = 60) -> list[str]:
+        """The paths asked for on *host*, once there are at least *count* (an event, not a sleep;
+        ``AssertionError`` after *timeout* seconds)."""
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: sum(h.host == host for h in self.hits) >= count, timeout):
+                raise AssertionError(f"fewer than {count} requests reached {host} in {timeout} s")
+            return [hit.path for hit in self.hits if hit.host == host]
+
 
 class SiteHandler(BaseHTTPRequestHandler):
     server: SiteServer
@@ -188,6 +197,7 @@ class SiteHandler(BaseHTTPRequestHandler):
         with self.server.lock:
             index = len(self.server.hits)
             self.server.hits.append(Hit(time.monotonic(), host, self.path, self.headers.get("User-Agent", "")))
+            self.server.arrived.notify_all()
         site = self.server.sites.get(host)
         target = urlsplit(self.path)
         route = ROUTES.get(site or "", {}).get(target.path)

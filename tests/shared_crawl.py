@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 from tests.conftest import CLI, CrawlResult
@@ -40,9 +39,3 @@ def chain_site(root: Path, pages: int, robots: str = "User-agent: *\nAllow: /\n"
         name = "index.html" if number == 0 else f"p{number}.html"
         (site / name).write_text(f"<html><head><title>Page {number}</title></head><body>{links}</body></html>")
     return SiteServer(sites={"127.0.0.1": "chain"}, root=root / "site").start()
-
-
-def wait_for_hits(server: SiteServer, count: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(server.paths()) < count and time.monotonic() < deadline:
-        time.sleep(0.01)

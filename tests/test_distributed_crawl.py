@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, CrawlResult, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
-from tests.shared_crawl import FAST, chain_site, finish, outcomes, wait_for_hits, workers
+from tests.shared_crawl import FAST, chain_site, finish, outcomes, workers
 
 
 @pytest.mark.parametrize("count", [1, 2])
@@ -49,10 +48,7 @@ def test_a_worker_killed_midway_loses_nothing(live_site: SiteServer, redis_url: 
         [str(CLI), "crawl", live_site.url(), "--out", str(tmp_path / "shared"), "--concurrency", "4", "-q", *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    midway = len(reference.report) // 3
-    while len(live_site.paths()) < midway and time.monotonic() < deadline:
-        time.sleep(0.02)
+    live_site.wait_for(len(reference.report) // 3)  # midway
     doomed.send_signal(signal.SIGKILL)
     doomed.communicate(timeout=30)
     _, stderr = coordinator.communicate(timeout=120)
@@ -89,7 +85,7 @@ def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work
         moments = [10, *sorted(random.Random(16).sample(range(30, pages * 3 // 4), 2))]
         late: list[subprocess.Popen[str]] = []
         for number, (worker, moment) in enumerate(zip(doomed, moments, strict=True)):
-            wait_for_hits(site, moment)
+            site.wait_for(moment)
             worker.send_signal(signal.SIGKILL)
             worker.communicate(timeout=30)
             if number == 0:
@@ -129,7 +125,7 @@ def test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set(
             [str(CLI), "crawl", site.url(), "--out", str(out), "-q", *options],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        wait_for_hits(site, 30)
+        site.wait_for(30)
         redis_server.stop()
         _, stderr = coordinator.communicate(timeout=120)
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import pickle
 import time
 from collections.abc import Awaitable, Callable
@@ -28,6 +27,11 @@ def run(redis_url: str, body: Callable[[Redis], Awaitable[T]]) -> T:
             await redis.aclose()
 
     return asyncio.run(main())
+
+
+async def age(redis: Redis, stream: str, group: str, consumer: str, entries: list[str]) -> None:
+    """The lease time passing, without waiting for it: the entries look idle for ten minutes."""
+    await redis.xclaim(stream, group, consumer, min_idle_time=0, message_ids=entries, idle=600_000)
 
 
 def request(n: int) -> tuple[bytes, QueuedRequest]:
@@ -67,8 +71,8 @@ def test_the_page_budget_is_counted_for_all_workers_at_once(redis_url: str) -> N
 
 def test_a_lease_not_acknowledged_goes_to_another_worker(redis_url: str) -> None:
     async def body(redis: Redis) -> None:
-        dead = RedisFrontier(redis, "c", "dead", lease_seconds=0.2)
-        alive = RedisFrontier(redis, "c", "alive", lease_seconds=0.2)
+        dead = RedisFrontier(redis, "c", "dead", lease_seconds=5)
+        alive = RedisFrontier(redis, "c", "alive", lease_seconds=5)
         await dead.open()
         await dead.offer([request(n) for n in range(5)])
         taken = await dead.lease(count=3)  # and then the worker dies: never acknowledged
@@ -77,7 +81,7 @@ def test_a_lease_not_acknowledged_goes_to_another_worker(redis_url: str) -> None
         assert {lease.request.url for lease in first} == {"https://e.com/3", "https://e.com/4"}
         await alive.ack([lease.entry for lease in first])
         assert await alive.lease(count=10) == []  # the dead worker's leases have not expired yet
-        await asyncio.sleep(0.3)  # the lease time passing is the event itself
+        await age(redis, dead.stream, "workers", "dead", [lease.entry for lease in taken])
         reclaimed = await alive.lease(count=10)
         assert sorted(lease.request.url for lease in reclaimed) == sorted(lease.request.url for lease in taken)
         await alive.ack([lease.entry for lease in reclaimed])
@@ -162,9 +166,11 @@ def test_the_pace_holds_for_the_site_across_workers(redis_url: str) -> None:
 
     asyncio.run(main())
     starts.sort()
-    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
     assert len(starts) == 18
-    assert min(gaps) >= 0.045, gaps  # 50 ms apart, whoever downloads (1 ms of rounding allowed)
+    # Granted 50 ms apart in Redis, whoever downloads: 17 gaps take at least 850 ms of Redis's clock.
+    # The client notes each grant a little after it: only the first one's lag (one delay, allowed)
+    # can shorten what it sees.
+    assert starts[-1] - starts[0] >= 17 * 0.05 - 0.05, starts
     assert in_flight[1] <= 2
 
 
@@ -174,7 +180,7 @@ def test_the_crawl_is_finished_when_nothing_is_left_and_everyone_rested(redis_ur
     async def body(redis: Redis) -> None:
         frontier = RedisFrontier(redis, "c", "w1")
         await frontier.open()
-        workers = Workers(redis, "c", ttl=0.3)
+        workers = Workers(redis, "c", ttl=5)
         await frontier.offer([request(1)])
         await workers.beat("w1", None)
         assert not await crawl_finished(frontier, workers, grace=1.0)  # queued work
@@ -184,7 +190,7 @@ def test_the_crawl_is_finished_when_nothing_is_left_and_everyone_rested(redis_ur
         await workers.beat("w1", now)
         await workers.beat("w2", None)
         assert not await crawl_finished(frontier, workers, grace=1.0, now=now + 2)  # w2 is busy
-        await asyncio.sleep(0.4)  # both heartbeats expire: w2 died
+        await redis.delete(workers.prefix + "w2")  # its heartbeat expired: w2 died
         await workers.beat("w1", now)
         assert [state.name for state in await workers.alive()] == ["w1"]
         assert not await crawl_finished(frontier, workers, grace=1.0, now=now + 0.5)  # not rested long enough
@@ -198,7 +204,7 @@ def test_items_reach_one_exporter_and_survive_its_death(redis_url: str) -> None:
     from crawler.items import PageFacts
 
     async def body(redis: Redis) -> None:
-        first = ItemChannel(redis, "c", "exporter-1", lease_seconds=0.2)
+        first = ItemChannel(redis, "c", "exporter-1", lease_seconds=5)
         await first.open()
         facts = PageFacts(url="https://e.com/a", status=200, images=["https://cdn.e.com/i.png"], depth=2)
         await first.push(facts)
@@ -207,9 +213,9 @@ def test_items_reach_one_exporter_and_survive_its_death(redis_url: str) -> None:
         assert [item.url for _, item in taken] == ["https://e.com/a"] and first.refused == 1
         assert taken[0][1].images == ["https://cdn.e.com/i.png"] and taken[0][1].depth == 2
         # The first exporter dies before it is done: the item goes to the next one.
-        second = ItemChannel(redis, "c", "exporter-2", lease_seconds=0.2)
+        second = ItemChannel(redis, "c", "exporter-2", lease_seconds=5)
         assert await second.take() == []
-        await asyncio.sleep(0.3)
+        await age(redis, first.stream, "exporter", "exporter-1", [entry for entry, _ in taken])
         again = await second.take()
         assert [item.url for _, item in again] == ["https://e.com/a"]
         await second.done([entry for entry, _ in again])

@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,16 +172,18 @@ def test_a_full_disk_says_no_space_left_and_keeps_the_previous_set(tiny_disk: Pa
 
 
 def test_a_run_stopped_twice_says_it_was_stopped(live_site: SiteServer, tmp_path: Path) -> None:
-    command = [str(CLI), "crawl", live_site.url(), "--out", str(tmp_path / "public"), "--delay", "2", "-q"]
+    command = [str(CLI), "crawl", live_site.url(), "--out", str(tmp_path / "public"), "--delay", "2", "-q", "-v"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    for _ in range(100):  # bounded: until the crawl has asked for its first page
-        if live_site.paths():
-            break
-        time.sleep(0.1)
+    assert process.stderr is not None
+    live_site.wait_for(1)  # the crawl has asked for its first page: its signal handlers are in place
     process.send_signal(signal.SIGTERM)
-    time.sleep(0.3)
+    lines: list[str] = []
+    for line in process.stderr:  # bounded by the process: it ends, at the latest, when its crawl does
+        lines.append(line)
+        if "shutting down gracefully" in line:
+            break  # the first signal is handled: a second one is not merged into it
     process.send_signal(signal.SIGTERM)  # the second one forces the stop
-    _, stderr = process.communicate(timeout=60)
+    stderr = "".join(lines) + process.communicate(timeout=60)[1]
     assert process.returncode == 143  # 128 + SIGTERM
     assert "stopped" in stderr.splitlines()[-1] and "previous sitemaps kept" in stderr.splitlines()[-1], stderr
     assert not (tmp_path / "public" / "sitemap.xml").exists()

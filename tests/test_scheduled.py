@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -59,6 +60,21 @@ def next_second() -> None:
     one-second resolution, so a run published within the same second as the
     last one writes a byte-identical index, which is rightly not rewritten."""
     time.sleep(1.001 - time.time() % 1)
+
+
+def recorded(state: Path, count: int, timeout: float = 60) -> None:
+    """Until the state store a running crawl writes holds *count* committed URL outcomes (read-only)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:  # bounded; the writer commits about once a second
+        if state.exists():
+            try:
+                with sqlite3.connect(f"file:{state}?mode=ro", uri=True, timeout=1) as db:
+                    if db.execute("SELECT count(*) FROM history").fetchone()[0] >= count:
+                        return
+            except sqlite3.OperationalError:
+                pass  # not created yet, or the writer holds it for a moment
+        time.sleep(0.05)
+    raise AssertionError(f"the state store never held {count} URLs")
 
 
 def rewritten(out: Path) -> set[str]:
@@ -199,10 +215,7 @@ def test_killed_crawl_resumes_to_the_same_set(live: tuple[SiteServer, Path], tmp
     server.reset()
     command = [str(CLI), "crawl", server.url(), "--out", str(out), "-q", "--delay", "0.4", *OPTIONS]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while len(server.paths()) < 7 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
+    recorded(tmp_path / "public.state.sqlite", 3)  # some pages are safe in the state store
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert not (out / "sitemap.xml").exists()
@@ -226,9 +239,7 @@ def test_sigterm_keeps_the_previous_set_and_resume_finishes_the_run(
     server.reset()
     command = [str(CLI), "crawl", server.url(), "--out", str(out), "-q", "--delay", "0.4", *OPTIONS]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while len(server.paths()) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    server.wait_for(4)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 143, stderr  # 128 + SIGTERM

@@ -20,8 +20,6 @@ _SOFT_404_TITLE = re.compile(
 )
 _BROKEN = frozenset({404, 410})
 _TEMPORARY = frozenset({302, 303, 307})
-#: Pages named as linking to one broken URL in the report (the CSV has all of them).
-MAX_RELATED = 1000
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 import time
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -91,8 +92,6 @@ def run_crawl(
     """Run one crawl in this process; its result and its stats. With
     ``SITEMAP_LOG_FORMAT=json`` every log line is a JSON object; known
     secrets (*secret*, the shared crawl's, among them) are masked in every line."""
-    from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
-
     config = SitemapConfig.from_settings(settings)
     known = [*(config.audit.access.secrets if config.audit.access else ()), *([secret.decode()] if secret else [])]
     secrets = SecretsFilter(known)
@@ -106,13 +105,27 @@ def run_crawl(
     if own is not None:
         settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
     worker_only = settings.get("SITEMAP_ROLE") == "worker"
-    local: LocalWorkers | None = None
+    with ExitStack() as workers:  # local workers end with this run, however it ends
+        if config.distributed is not None and not worker_only:
+            assert secret is not None, "a shared crawl's coordinator signs its configuration"
+            publish(settings, config.distributed, secret)
+            if config.distributed.workers:
+                workers.enter_context(LocalWorkers(config.distributed, config.log_format, secret))
+        result, stats = _run_process(settings, config, worker_only, [*filters, secrets], own)
     if config.distributed is not None and not worker_only:
-        assert secret is not None, "a shared crawl's coordinator signs its configuration"
-        publish(settings, config.distributed, secret)
-        if config.distributed.workers:
-            local = LocalWorkers(config.distributed, config.log_format, secret)
-            local.start()
+        counts, robots_unavailable = shared_outcome(config.distributed, site_root(config.start_url).rstrip("/"))
+        stats.update(counts)  # what the workers fetched
+        result.robots_unavailable = result.robots_unavailable or robots_unavailable
+    return result, stats
+
+
+def _run_process(
+    settings: Settings, config: SitemapConfig, worker_only: bool, filters: list[logging.Filter],
+    own: logging.Handler | None,
+) -> tuple[CrawlResult, dict[str, Any]]:  # fmt: skip
+    """The crawl's Scrapy process, run to its end: its result and its stats."""
+    from crawler.spiders.site import SiteSpider  # noqa: PLC0415 - keeps --help fast
+
     if worker_only:
         settings = worker_settings(settings)
     process = CrawlerProcess(settings)
@@ -131,7 +144,7 @@ def run_crawl(
         process.crawl(crawler)
         process.crawl(Crawler(SiteSpider, worker_settings(settings)))
     for handler in logging.getLogger().handlers:
-        for log_filter in [*filters, secrets]:
+        for log_filter in filters:
             handler.addFilter(log_filter)
     # Scrapy sets its loggers to DEBUG and filters in its handler, so the
     # "Crawled" and "Scraped" records were built for every request only to be
@@ -151,14 +164,7 @@ def run_crawl(
             logging.getLogger().removeHandler(own)
     result = CrawlResult.of(crawler)
     result.stopped_by = received[0] if received else None
-    stats = crawler.stats.get_stats()
-    if config.distributed is not None and not worker_only:
-        if local is not None:
-            local.finish()
-        counts, robots_unavailable = shared_outcome(config.distributed, site_root(config.start_url).rstrip("/"))
-        stats.update(counts)  # what the workers fetched
-        result.robots_unavailable = result.robots_unavailable or robots_unavailable
-    return result, stats
+    return result, crawler.stats.get_stats()
 
 
 def _record_signals(received: list[int]) -> None:

@@ -12,10 +12,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
@@ -107,13 +108,22 @@ def private_redis(settings: Settings) -> Iterator[bytes | None]:
 
 class LocalWorkers:
     """``sitemap-crawler worker`` processes on this machine beside the coordinator, which
-    crawls too: ``--workers N`` is N crawling processes, one per core to use."""
+    crawls too: ``--workers N`` is N crawling processes, one per core to use. A context:
+    however the coordinator's run ends (an error included), its workers end with it."""
 
-    def __init__(self, shared: Distributed, log_format: str, secret: bytes):
+    def __init__(self, shared: Distributed, log_format: str, secret: bytes, end_seconds: float = WORKERS_END_SECONDS):
         self.shared = shared
         self.log_format = log_format
         self.secret = secret
+        self.end_seconds = end_seconds
         self.processes: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.finish()
 
     def start(self) -> None:
         """The workers, given the Redis URL and the secret in their environment: out of ``ps``."""
@@ -132,7 +142,17 @@ class LocalWorkers:
         for process in self.processes:
             if process.poll() is None:
                 process.terminate()
-        return [process.wait(timeout=WORKERS_END_SECONDS) for process in self.processes]
+        ends = time.monotonic() + self.end_seconds
+        statuses = []
+        for process in self.processes:
+            try:
+                statuses.append(process.wait(timeout=max(0.0, ends - time.monotonic())))
+            except subprocess.TimeoutExpired:  # it did not end when asked: stopped for good
+                logger.warning("Local worker %d did not end within %.1f s of the crawl: killed", process.pid,
+                               self.end_seconds)  # fmt: skip
+                process.kill()
+                statuses.append(process.wait())
+        return statuses
 
 
 def shared_outcome(shared: Distributed, origin: str) -> tuple[dict[str, Any], str | None]:

@@ -8,7 +8,6 @@ video schema order) and news.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from crawler.page.videos import Video
@@ -112,8 +111,3 @@ def _element(name: str, value: object) -> str:
     if value is None:
         return ""
     return f"<video:{name}>{xml_escape(str(value))}</video:{name}>"
-
-
-def render_entries(entries: Iterable[UrlEntry]) -> bytes:
-    """A whole urlset document (small sets and tests; the writer streams)."""
-    return URLSET_OPEN + b"".join(e.render() for e in entries) + URLSET_CLOSE

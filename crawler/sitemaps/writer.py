@@ -141,7 +141,7 @@ class ShardedUrlsetWriter:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind: object, error: object, traceback: object) -> None:
+    def __exit__(self, _kind: object, error: object, _traceback: object) -> None:
         if error is not None:
             self.discard()
 

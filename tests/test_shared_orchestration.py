@@ -1,0 +1,71 @@
+"""The coordinator's side of a shared crawl when a step fails, hangs or is overtaken: local
+workers end with the run, a worker that will not end is stopped, a robots.txt lock that
+expired and passed to another worker is left to it (real processes, a real redis-server)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import pytest
+from redis.asyncio import Redis
+
+from crawler.cli.shared import LocalWorkers
+from crawler.distributed.robots import SharedRobots
+from settings.distributed import Distributed
+
+STUBBORN = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(120)"
+)
+
+
+def shared(redis_url: str, workers: int = 3) -> Distributed:
+    return Distributed(redis_url, "c", lease_seconds=60, grace=0.5, workers=workers)
+
+
+def test_local_workers_end_with_a_run_that_fails(redis_url: str) -> None:
+    local = LocalWorkers(shared(redis_url), "text", b"a-secret-of-sixteen-chars")
+    started = time.monotonic()
+    with pytest.raises(RuntimeError), local:
+        assert len(local.processes) == 2  # the coordinator is the third
+        raise RuntimeError("the crawl failed between the workers' start and their end")
+    assert [process.poll() is not None for process in local.processes] == [True, True]
+    # Asked to stop, not waited out: they would wait 10 s for a crawl to join.
+    assert time.monotonic() - started < 9
+
+
+def test_a_worker_that_will_not_end_is_stopped(redis_url: str) -> None:
+    local = LocalWorkers(shared(redis_url, 2), "text", b"a-secret-of-sixteen-chars", end_seconds=0.5)
+    stubborn = subprocess.Popen([sys.executable, "-c", STUBBORN], stdout=subprocess.PIPE, text=True)
+    assert stubborn.stdout is not None and stubborn.stdout.readline() == "ready\n"  # SIGTERM ignored from now on
+    local.processes.append(stubborn)
+    started = time.monotonic()
+    assert local.finish() == [-9]  # killed after end_seconds, no TimeoutExpired
+    assert time.monotonic() - started < 30
+    stubborn.stdout.close()
+
+
+def test_a_robots_lock_that_passed_to_another_worker_is_left_to_it(redis_url: str) -> None:
+    async def body() -> bytes | None:
+        redis = Redis.from_url(redis_url)
+        try:
+            slow = SharedRobots(redis, "c", "slow", lock_seconds=0.2)
+            lock = slow.lock_prefix + "https://e.com"
+
+            async def fetch() -> tuple[bytes, str | None]:
+                # Our lock expires while we fetch, and another worker takes it (the events, awaited).
+                for _ in range(200):  # bounded: 10 s
+                    if await redis.set(lock, "other", nx=True, px=60_000):
+                        return b"User-agent: *\nAllow: /\n", None
+                    await asyncio.sleep(0.05)
+                raise AssertionError("the lock never expired")
+
+            await slow.decided("https://e.com", fetch)
+            value: bytes | None = await redis.get(lock)
+            return value
+        finally:
+            await redis.aclose()
+
+    assert asyncio.run(body()) == b"other"

@@ -1,0 +1,30 @@
+"""Timing assertions on a server's own request log, with tolerances a loaded 2-core machine keeps.
+
+A server thread scheduled late records one arrival late, which shortens the gap after it and
+lengthens the gap before: single gaps move, the rate does not. So the rules are the rate (the
+mean gap) and the share of gaps far below the delay, never the smallest gap.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+__all__ = ["assert_paced"]
+
+#: The mean gap may fall this far below the delay (the first and last arrivals may move too).
+MEAN_SLACK = 0.95
+#: A gap below this share of the delay is a request sent early, unless the log moved it ...
+SHORT = 0.75
+#: ... which happens to at most one gap in this many.
+SHORT_ONE_IN = 10
+
+
+def assert_paced(times: list[float], delay: float) -> None:
+    """The arrivals *times* (seconds, the server's clock) keep *delay* between requests."""
+    times = sorted(times)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert gaps, "fewer than two requests: nothing to time"
+    mean = (times[-1] - times[0]) / len(gaps)
+    assert mean >= MEAN_SLACK * delay, f"mean gap {mean:.3f} s for a delay of {delay} s: {sorted(gaps)[:5]}"
+    short = [gap for gap in gaps if gap < SHORT * delay]
+    assert len(short) <= max(1, len(gaps) // SHORT_ONE_IN), f"{len(short)} of {len(gaps)} gaps short: {short}"
