@@ -2,36 +2,22 @@
 
 Every file a run writes beside the output folder must be a file of its
 own, and none of them may sit inside that folder, which is served
-publicly. The Scrapy settings the options map to are checked too, so a
-bad ``--concurrency`` or ``--set DOWNLOAD_MAXSIZE=abc`` is a one-line
-error, not a traceback or a crawl that never starts.
+publicly; paths are compared after following symbolic links, so a link
+cannot make two of them one. (The numbers are checked by
+:func:`settings.values.check_numbers`, against :mod:`settings.ranges`.)
 """
 
 from __future__ import annotations
 
+import os
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scrapy.settings import BaseSettings
-
-from settings.values import number, whole_number
-
 if TYPE_CHECKING:
     from settings.config import SitemapConfig
 
-__all__ = ["beside", "check_paths", "check_scrapy_values", "run_files"]
-
-#: Scrapy settings behind options, as (name, lowest value, whole number).
-_SCRAPY_VALUES = (
-    ("CONCURRENT_REQUESTS", 1, True),
-    ("CONCURRENT_REQUESTS_PER_DOMAIN", 1, True),
-    ("DOWNLOAD_DELAY", 0, False),
-    ("DOWNLOAD_TIMEOUT", 0.001, False),
-    ("DOWNLOAD_MAXSIZE", 0, True),
-    ("DOWNLOAD_WARNSIZE", 0, True),
-    ("RETRY_TIMES", 0, True),
-)
+__all__ = ["beside", "check_paths", "run_files"]
 
 
 def beside(output_dir: Path, suffix: str) -> Path:
@@ -41,14 +27,17 @@ def beside(output_dir: Path, suffix: str) -> Path:
     return output_dir.parent / f"{output_dir.name}.{suffix}"
 
 
-def check_scrapy_values(settings: BaseSettings) -> None:
-    for name, low, whole in _SCRAPY_VALUES:
-        if settings.get(name) is None:
-            continue
-        if whole:
-            whole_number(settings, name, int(low))
-        else:
-            number(settings, name, float(low))
+def _audit_files(config: SitemapConfig) -> dict[str, Path]:
+    """What an audit writes into its folder besides the sitemaps (crawler.audit.report)."""
+    from crawler.audit.findings import Kind  # noqa: PLC0415 - an audit only
+
+    record = config.audit.record_path
+    if record is None:
+        return {}
+    names = ["report.json", "urls.csv", "report.html", *(f"findings-{kind.value}.csv" for kind in Kind)]
+    files = {f"the audit's {name}": config.output_dir / name for name in names}
+    files["the audit record"] = record
+    return files
 
 
 def run_files(config: SitemapConfig) -> dict[str, Path]:
@@ -61,18 +50,31 @@ def run_files(config: SitemapConfig) -> dict[str, Path]:
     }
     if config.state_path is not None:
         files["the state store (--state)"] = config.state_path
-        files["the state store's lock"] = config.state_path.with_name(config.state_path.name + ".lock")
-    return files
+        name = config.state_path.name
+        files["the state store's lock"] = config.state_path.with_name(name + ".lock")
+        for journal in ("wal", "shm"):  # SQLite's write-ahead log beside it (crawler.state.store)
+            files[f"the state store's -{journal} file"] = config.state_path.with_name(f"{name}-{journal}")
+    return {**files, **_audit_files(config)}
+
+
+def _real(path: Path) -> Path:
+    """Where *path* leads: absolute, every symbolic link followed (a loop left as it is)."""
+    return Path(os.path.realpath(path))
 
 
 def check_paths(config: SitemapConfig) -> None:
-    """Refuse two run files on one path, or a run file inside or on the output folder."""
-    out = config.output_dir.absolute()
-    files = {what: path.absolute() for what, path in run_files(config).items()}
+    """Refuse two run files on one path, or a run file inside or on the output folder. Paths are
+    compared where they really lead (symbolic links followed, as the writes would follow them):
+    a report that is a link to the state store, or one inside a link to the output folder, is
+    the same file and the same folder."""
+    out = _real(config.output_dir)
+    files = {what: _real(path) for what, path in run_files(config).items()}
     # An audit folder is read by people, not served: its report sits beside the sitemaps.
     served = config.audit.record_path is None
     for what, path in files.items():
-        if served and (path == out or out in path.parents):
+        if path == out:
+            raise ValueError(f"{what} {path} would be the output folder itself")
+        if served and out in path.parents:
             raise ValueError(f"{what} {path} is inside the output folder {out}, which is served publicly")
     for (first, one), (second, other) in combinations(files.items(), 2):
         if one == other:

@@ -17,16 +17,15 @@ from scrapy.settings import BaseSettings
 
 from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore
 from crawler.page.languages import news_language
-from crawler.protocol import MAX_BYTES, MAX_IMAGES_PER_URL, MAX_LOC_LENGTH, MAX_URLS
 from crawler.scope import UrlPatterns
 from crawler.sitemaps.naming import RESERVED_GROUPS
 from crawler.sitemaps.shards import SetLayout
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
-from settings.checks import beside, check_paths, check_scrapy_values
+from settings.checks import beside, check_paths
 from settings.distributed import Distributed, read_distributed
 from settings.staging import Audit, read_audit
-from settings.values import number, strings, whole_number
+from settings.values import check_numbers, no_credentials, number, strings, whole_number
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -152,16 +151,16 @@ class SitemapConfig:
             report_path=Path(report) if report else default_report_path(output_dir),
             basename=basename,
             gzip=settings.getbool("SITEMAP_GZIP"),
-            gzip_level=whole_number(settings, "SITEMAP_GZIP_LEVEL", 1, 9),
-            max_urls_per_file=whole_number(settings, "SITEMAP_MAX_URLS_PER_FILE", 1, MAX_URLS),
-            max_bytes_per_file=whole_number(settings, "SITEMAP_MAX_BYTES_PER_FILE", 1024, MAX_BYTES),
-            max_pages=whole_number(settings, "SITEMAP_MAX_PAGES", 0),
-            max_depth=whole_number(settings, "SITEMAP_MAX_DEPTH", 0),
-            max_url_length=whole_number(settings, "SITEMAP_MAX_URL_LENGTH", 32, MAX_LOC_LENGTH),
-            max_query_variants=whole_number(settings, "SITEMAP_MAX_QUERY_VARIANTS", 0),
-            max_redirects=whole_number(settings, "SITEMAP_MAX_REDIRECTS", 1),
-            max_not_requested=whole_number(settings, "SITEMAP_MAX_NOT_REQUESTED", 0),
-            max_crawl_delay=number(settings, "SITEMAP_MAX_CRAWL_DELAY", 0.0),
+            gzip_level=whole_number(settings, "SITEMAP_GZIP_LEVEL"),
+            max_urls_per_file=whole_number(settings, "SITEMAP_MAX_URLS_PER_FILE"),
+            max_bytes_per_file=whole_number(settings, "SITEMAP_MAX_BYTES_PER_FILE"),
+            max_pages=whole_number(settings, "SITEMAP_MAX_PAGES"),
+            max_depth=whole_number(settings, "SITEMAP_MAX_DEPTH"),
+            max_url_length=whole_number(settings, "SITEMAP_MAX_URL_LENGTH"),
+            max_query_variants=whole_number(settings, "SITEMAP_MAX_QUERY_VARIANTS"),
+            max_redirects=whole_number(settings, "SITEMAP_MAX_REDIRECTS"),
+            max_not_requested=whole_number(settings, "SITEMAP_MAX_NOT_REQUESTED"),
+            max_crawl_delay=number(settings, "SITEMAP_MAX_CRAWL_DELAY"),
             strip_params=strip,
             patterns=patterns,
             allowed_content_types=frozenset(t.lower() for t in strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")),
@@ -172,8 +171,8 @@ class SitemapConfig:
             images=settings.getbool("SITEMAP_IMAGES"),
             videos=settings.getbool("SITEMAP_VIDEOS"),
             hreflang=settings.getbool("SITEMAP_HREFLANG"),
-            max_images_per_url=whole_number(settings, "SITEMAP_MAX_IMAGES_PER_URL", 0, MAX_IMAGES_PER_URL),
-            image_max_pages=whole_number(settings, "SITEMAP_IMAGE_MAX_PAGES", 0),
+            max_images_per_url=whole_number(settings, "SITEMAP_MAX_IMAGES_PER_URL"),
+            image_max_pages=whole_number(settings, "SITEMAP_IMAGE_MAX_PAGES"),
             news_name=str(settings.get("SITEMAP_NEWS_NAME") or "").strip(),
             news_language=_news_language(settings.get("SITEMAP_NEWS_LANGUAGE")),
             news_patterns=_patterns(settings, "SITEMAP_NEWS_PATTERNS"),
@@ -184,15 +183,15 @@ class SitemapConfig:
                 _choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES),
                 _sections(settings),
                 _id_pattern(settings),
-                whole_number(settings, "SITEMAP_SHARD_ID_RANGE", 1),
+                whole_number(settings, "SITEMAP_SHARD_ID_RANGE"),
             ),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             overwrite_foreign=settings.getbool("SITEMAP_OVERWRITE_FOREIGN"),
             **_indexnow(settings, start_url),
-            indexnow_timeout=number(settings, "SITEMAP_INDEXNOW_TIMEOUT", 0.1),
+            indexnow_timeout=number(settings, "SITEMAP_INDEXNOW_TIMEOUT"),
             delta=settings.getbool("SITEMAP_DELTA"),
-            delta_rotate=whole_number(settings, "SITEMAP_DELTA_ROTATE", 1),
+            delta_rotate=whole_number(settings, "SITEMAP_DELTA_ROTATE"),
             update_add=tuple(_absolute_url("--add", u, strip) for u in strings(settings, "SITEMAP_UPDATE_ADD")),
             update_remove=tuple(
                 _absolute_url("--remove", u, strip) for u in strings(settings, "SITEMAP_UPDATE_REMOVE")
@@ -200,8 +199,8 @@ class SitemapConfig:
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
         )
+        check_numbers(scrapy_settings)  # Scrapy's own numbers, and those only a worker reads
         check_paths(config)
-        check_scrapy_values(scrapy_settings)
         return config
 
 
@@ -216,6 +215,7 @@ def _with_defaults(settings: BaseSettings) -> BaseSettings:
 
 
 def _absolute_url(key: str, value: str, strip: QueryParamFilter) -> str:
+    no_credentials(key, value)
     if "://" not in value:
         value = "https://" + value if not value.startswith("//") else "https:" + value
     try:
@@ -237,7 +237,7 @@ def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
 def _indexnow(settings: BaseSettings, start_url: str) -> dict[str, Any]:
     endpoint = settings.get("SITEMAP_INDEXNOW_ENDPOINT")
     key = settings.get("SITEMAP_INDEXNOW_KEY")
-    batch = whole_number(settings, "SITEMAP_INDEXNOW_BATCH", 1, 10_000)
+    batch = whole_number(settings, "SITEMAP_INDEXNOW_BATCH")
     if not endpoint and not key:
         return {"indexnow_endpoint": None, "indexnow_key": None, "indexnow_key_location": None, "indexnow_batch": batch}
     if not endpoint or not key:

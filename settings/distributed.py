@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapy.settings import BaseSettings, Settings
 
+from settings.ranges import RANGES
 from settings.values import adapts, number, whole_number
 
 __all__ = [
@@ -27,8 +28,8 @@ __all__ = [
     "worker_settings",
 ]
 
-#: More local processes than this only fight over the cores and the site.
-MAX_LOCAL_WORKERS = 64
+#: More local processes than this only fight over the cores and the site (settings.ranges).
+MAX_LOCAL_WORKERS = int(RANGES["SITEMAP_WORKERS"].high)
 #: The shared secret the coordinator signs the crawl's configuration with, and every worker checks.
 SECRET_VARIABLE = "SITEMAP_CRAWLER_SHARED_SECRET"
 MIN_SECRET = 16
@@ -100,7 +101,7 @@ class Distributed:
 
 def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) -> Distributed | None:
     url = settings.get("SITEMAP_DISTRIBUTED")
-    workers = whole_number(settings, "SITEMAP_WORKERS", 0, MAX_LOCAL_WORKERS)
+    workers = whole_number(settings, "SITEMAP_WORKERS")
     if not url:
         return None
     url = str(url)
@@ -112,8 +113,8 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
     return Distributed(
         url,
         crawl,
-        number(settings, "SITEMAP_LEASE_SECONDS", 1.0),
-        number(settings, "SITEMAP_IDLE_GRACE", 0.1),
+        number(settings, "SITEMAP_LEASE_SECONDS"),
+        number(settings, "SITEMAP_IDLE_GRACE"),
         workers,
         str(settings.get("SITEMAP_SHARED_SECRET_FILE") or "") or None,
         settings.getbool("SITEMAP_INSECURE_REDIS"),

@@ -4,17 +4,43 @@ Every long option ``--max-pages`` has an environment variable
 ``SITEMAP_CRAWLER_MAX_PAGES``; lists are comma-separated, flags are
 ``true``/``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``). A value
 that is not of the option's kind stops with one line naming the variable
-(or the file and key) and the value.
+(or the file and key) and the value; a ``SITEMAP_CRAWLER_*`` variable that
+nothing reads (a misspelling) stops too, with the closest known name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ENV_PREFIX", "KINDS", "env_name", "from_environment", "typed"]
+__all__ = [
+    "ENV_PREFIX",
+    "KINDS",
+    "OTHER_VARIABLES",
+    "check_variables",
+    "env_name",
+    "from_environment",
+    "typed",
+    "unknown",
+]
 
 ENV_PREFIX = "SITEMAP_CRAWLER_"
+#: ``SITEMAP_CRAWLER_*`` variables that are not options with a setting, and who reads them.
+OTHER_VARIABLES = frozenset(
+    ENV_PREFIX + name
+    for name in (
+        "CONFIG",  # --config (settings.layers)
+        "PROFILE",  # --profile (settings.layers, and crawler.cli for how to report an error)
+        "SHARED_SECRET",  # the shared crawl's secret (settings.distributed), never a setting
+        # The audit's own options (crawler.cli.audit).
+        "FAIL_ON",
+        "DEEP_THRESHOLD",
+        "AS_IF_NO_BLOCKER",
+        "IGNORE_ROBOTS",
+        "SITEMAP",
+    )
+)
 #: The kinds an option value can be, as the command line parses them.
 KINDS = ("bool", "int", "float", "list", "str")
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -63,6 +89,24 @@ def typed(value: Any, kind: str, where: str) -> Any:
         return [str(item) for item in value]
     expected = {"bool": "true or false", "int": "an integer", "float": "a number", "list": "a list", "str": "a string"}
     raise ValueError(f"{where}: not {expected[kind]}: {value!r}")
+
+
+def unknown(what: str, name: str, known: Iterable[str], prefix: str = "") -> str:
+    """``unknown WHAT 'NAME' (did you mean 'OTHER'?)``, with the closest known name when one is
+    close. Names are compared without *prefix*, which would make any two look alike."""
+    tails = {other.removeprefix(prefix): other for other in known if other.startswith(prefix)}
+    tail = name.upper().removeprefix(prefix)
+    close = difflib.get_close_matches(tail, sorted(tails), n=1) or difflib.get_close_matches(name, sorted(tails), n=1)
+    return f"unknown {what} {name!r}" + (f" (did you mean {tails[close[0]]!r}?)" if close else "")
+
+
+def check_variables(environ: Mapping[str, str], known: Iterable[str]) -> None:
+    """Refuse a ``SITEMAP_CRAWLER_*`` variable nobody reads: a misspelt one would be ignored
+    without a word, and the run would not be the one asked for."""
+    names = frozenset(known) | OTHER_VARIABLES
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in names:
+            raise ValueError(unknown("environment variable", name, names, ENV_PREFIX) + ": nothing reads it")
 
 
 def from_environment(kinds: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:

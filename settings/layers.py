@@ -3,20 +3,24 @@
 Lowest first: this package's defaults, then a TOML file (``--config``: keys
 named like the long options, plus a ``[settings]`` table of raw settings),
 then the command-line options, then ``--set NAME=VALUE``. A mistake raises
-``ValueError`` naming the option or file, which the CLI reports in one line.
+``ValueError`` naming the option or file, which the CLI reports in one line;
+so does a name nothing reads (a ``SITEMAP_CRAWLER_*`` variable, a TOML key,
+a ``--set`` or ``[settings]`` name), with the closest known one.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from scrapy.settings import Settings
 
-from settings.environment import env_name, from_environment, typed
+from settings.environment import check_variables, env_name, from_environment, typed, unknown
 from settings.options import EXTENDING, OPTION_SETTINGS, PROFILES
 
 __all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES", "build_layers", "build_settings", "explain", "load_config_file"]
@@ -26,6 +30,9 @@ def load_config_file(path: str, kinds: Mapping[str, str] | None = None) -> dict[
     """Options from a TOML file: top-level keys named like the long options,
     each checked against the option's kind when *kinds* are given."""
     try:
+        # Only a regular file: opening a FIFO waits for a writer, a device may never end.
+        if not stat.S_ISREG(Path(path).stat().st_mode):
+            raise ValueError(f"config file {path} is not a regular file")
         with open(path, "rb") as file:
             data = tomllib.load(file)
     except OSError as error:
@@ -37,7 +44,8 @@ def load_config_file(path: str, kinds: Mapping[str, str] | None = None) -> dict[
     for key, value in data.items():
         dest = key.replace("-", "_")
         if dest not in OPTION_SETTINGS:
-            raise ValueError(f"config file {path}: unknown option {key!r}")
+            names = [name.replace("_", "-") for name in OPTION_SETTINGS]
+            raise ValueError(f"config file {path}: {unknown('option', key, names)}")
         options[dest] = typed(value, kinds[dest], f"config file {path}: {key}") if kinds and dest in kinds else value
     if not isinstance(raw_settings, dict):
         raise ValueError(f"config file {path}: [settings] must be a table")  # noqa: TRY004 - a user mistake
@@ -62,9 +70,13 @@ def build_layers(
     the layer each setting given came from: defaults < profile < TOML file
     (``--config`` or ``$SITEMAP_CRAWLER_CONFIG``) < ``SITEMAP_CRAWLER_*`` < options < ``--set``."""
     environ = os.environ if environ is None else environ
+    if kinds:
+        check_variables(environ, (env_name(dest) for dest in kinds))
     origins: dict[str, str] = {}
     settings = Settings()
     settings.setmodule("settings", priority="project")
+    # Scrapy's settings and this project's: a name outside them is a misspelling, never read.
+    known = frozenset(settings.attributes)
     name = _profile(args, profile, environ)
     for setting, value in PROFILES.get(name or "", {}).items():
         settings.set(setting, value, priority="project")
@@ -80,9 +92,13 @@ def build_layers(
     if config:
         file_options = load_config_file(config, kinds)
         for setting, value in file_options.pop("_settings").items():
+            if str(setting) not in known:
+                raise ValueError(f"config file {config} [settings]: {_unknown_setting(str(setting), known)}")
             settings.set(str(setting), value, priority="cmdline")
             origins[str(setting)] = f"config file {config} [settings]"
-        given += [(dest, value, f"config file {config}") for dest, value in file_options.items()]
+        given += [
+            (dest, value, f"config file {config}: {dest.replace('_', '-')}") for dest, value in file_options.items()
+        ]
     if kinds:
         given += [(dest, value, variable) for dest, (value, variable) in from_environment(kinds, environ).items()]
     given += [
@@ -102,6 +118,8 @@ def build_layers(
         setting, sep, value = item.partition("=")
         if not sep or not setting:
             raise ValueError(f"--set expects NAME=VALUE, not {item!r}")
+        if setting.strip() not in known:
+            raise ValueError(f"--set: {_unknown_setting(setting.strip(), known)}")
         settings.set(setting.strip(), value, priority="cmdline")
         origins[setting.strip()] = "--set"
     if not settings.get("SITEMAP_START_URL"):
@@ -122,6 +140,11 @@ def explain(error: ValueError, origins: Mapping[str, str]) -> str:
     setting = message.split(" ", 1)[0].rstrip(":")
     layer = origins.get(setting)
     return f"{message} (from {layer})" if layer and layer not in message else message
+
+
+def _unknown_setting(name: str, known: frozenset[str]) -> str:
+    ours = name.upper().startswith("SITEMAP_")  # compared with ours without the prefix they all share
+    return unknown("setting", name, known, "SITEMAP_" if ours else "")
 
 
 def _sections(values: list[str]) -> dict[str, str]:

@@ -18,7 +18,7 @@ from crawler.hostmap import HostMap
 from crawler.logs import MASK
 from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
-from settings.values import strings
+from settings.values import no_credentials, strings
 
 __all__ = ["MASK", "Audit", "StagingAccess", "read_audit"]
 
@@ -56,6 +56,7 @@ class Audit:
 
 
 def _origin(name: str, value: str) -> str:
+    no_credentials(name, value)
     given = value if "://" in value else "https://" + value
     try:
         return site_root(normalize_url(given, params=QueryParamFilter(())))
@@ -124,6 +125,7 @@ def read_audit(settings: BaseSettings, start_url: str) -> Audit:
     record = settings.get("SITEMAP_AUDIT_RECORD")
     seeds = tuple(strings(settings, "SITEMAP_SEED_SITEMAPS"))
     for seed in seeds:
+        no_credentials("SITEMAP_SEED_SITEMAPS (--sitemap)", seed)
         if not seed.startswith(("http://", "https://")):
             raise ValueError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
     return Audit(hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds)

@@ -1,10 +1,14 @@
-"""Typed reading of one setting, with a message naming the key when it is wrong."""
+"""Typed reading of one setting, with a message naming the key (and its range) when it is wrong."""
 
 from __future__ import annotations
 
+import re
+
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
-__all__ = ["number", "strings", "whole_number"]
+from settings.ranges import RANGES, checked
+
+__all__ = ["adapts", "check_numbers", "no_credentials", "number", "strings", "whole_number"]
 
 
 def strings(settings: BaseSettings, key: str) -> list[str]:
@@ -19,25 +23,33 @@ def strings(settings: BaseSettings, key: str) -> list[str]:
         raise ValueError(f"{key} must be a list of strings, not {value!r}") from None
 
 
-def whole_number(settings: BaseSettings, key: str, low: int, high: int | None = None) -> int:
-    try:
-        value = int(settings.get(key))
-    except (TypeError, ValueError):
-        raise ValueError(f"{key} must be a whole number, not {settings.get(key)!r}") from None
-    if value < low or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ValueError(f"{key} must be {bounds}, not {value}")
-    return value
+def whole_number(settings: BaseSettings, key: str) -> int:
+    """*key*'s value, a whole number within its range (:data:`settings.ranges.RANGES`)."""
+    return int(checked(key, settings.get(key)))
 
 
-def number(settings: BaseSettings, key: str, low: float) -> float:
-    try:
-        value = float(settings.get(key))
-    except (TypeError, ValueError):
-        raise ValueError(f"{key} must be a number, not {settings.get(key)!r}") from None
-    if value < low:
-        raise ValueError(f"{key} must be at least {low}, not {value}")
-    return value
+def number(settings: BaseSettings, key: str) -> float:
+    """*key*'s value, a finite number within its range (:data:`settings.ranges.RANGES`)."""
+    return float(checked(key, settings.get(key)))
+
+
+def check_numbers(settings: BaseSettings) -> None:
+    """Every number of the table that *settings* holds, each within its range."""
+    for key in RANGES:
+        if not key.startswith("-") and settings.get(key) is not None:  # "--deep-threshold" is an option
+            checked(key, settings.get(key))
+
+
+def no_credentials(key: str, url: str) -> None:
+    """Refuse a URL with a user or password in it (RFC 3986 userinfo, ``user:pw@host``): it
+    would be echoed in messages and kept in the report and the state store, and it is not
+    how the staging site's basic auth is given. The message never repeats the URL."""
+    authority = url.split("://", 1)[1] if "://" in url else url.lstrip("/")
+    if "@" in re.split(r"[/?#]", authority, maxsplit=1)[0]:
+        raise ValueError(
+            f"{key}: a URL may not hold a user name or password (user:password@host); "
+            "for the staging site's HTTP basic auth give --user NAME with --password-env VAR"
+        )
 
 
 def adapts(settings: BaseSettings) -> bool:

@@ -115,12 +115,25 @@ MUTANTS = [
 
 
 def copy_checkout(into: Path) -> None:
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    """The checkout as it is (tracked and new files, not the ignored ones) into *into*."""
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    tracked = subprocess.run(command, cwd=ROOT, capture_output=True, check=True).stdout
     for name in tracked.decode().split("\0"):
         if name and (ROOT / name).is_file():
             target = into / name
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, target)
+
+
+def passes(tests: tuple[str, ...], copy: Path) -> bool:
+    # The copy's packages come first on the path (the editable install's finder comes after).
+    environment = {**os.environ, "PYTHONPATH": str(copy)}
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    try:
+        result = subprocess.run(command, cwd=copy, env=environment, capture_output=True, timeout=1200, check=False)
+    except subprocess.TimeoutExpired:
+        return False  # a mutant that hangs the suite is killed by its timeout
+    return result.returncode == 0
 
 
 def run(mutant: Mutant, copy: Path) -> tuple[bool, float]:
@@ -132,12 +145,7 @@ def run(mutant: Mutant, copy: Path) -> tuple[bool, float]:
     path.write_text(original.replace(mutant.old, mutant.new))
     started = time.monotonic()
     try:
-        # The copy's packages come first on the path (the editable install's finder comes after).
-        environment = {**os.environ, "PYTHONPATH": str(copy)}
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests]
-        result = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True, timeout=1200,
-                                check=False)  # fmt: skip
-        return result.returncode != 0, time.monotonic() - started
+        return not passes(mutant.tests, copy), time.monotonic() - started
     finally:
         path.write_text(original)
 
@@ -147,6 +155,9 @@ def main(chosen: list[int]) -> int:
     with tempfile.TemporaryDirectory(prefix="sitemap-crawler-mutants-") as folder:
         copy = Path(folder)
         copy_checkout(copy)
+        chosen_tests = sorted({test for n, m in enumerate(MUTANTS, 1) if not chosen or n in chosen for test in m.tests})
+        if not passes(tuple(chosen_tests), copy):  # a kill must mean the mutant, not a suite already red
+            raise SystemExit("the tests fail without any mutant: fix them first")
         print(f"{'#':>2}  {'verdict':<8} {'s':>5}  rule ({'file'})")
         for number, mutant in enumerate(MUTANTS, 1):
             if chosen and number not in chosen:

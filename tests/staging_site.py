@@ -28,6 +28,7 @@ class Request:
     path: str
     authorization: str | None
     cookie: str | None
+    agent: str | None = None  # the User-Agent header
 
 
 def page(title: str, body: str, head: str = "") -> str:
@@ -151,7 +152,13 @@ class _Handler(BaseHTTPRequestHandler):
             with open(f"/proc/{server.watch_pid}/cmdline", "rb") as file:
                 server.cmdlines.append(file.read().replace(b"\0", b" ").decode())
         server.log.append(
-            Request(server.server_address[1], self.path, self.headers.get("Authorization"), self.headers.get("Cookie"))
+            Request(
+                server.server_address[1],
+                self.path,
+                self.headers.get("Authorization"),
+                self.headers.get("Cookie"),
+                self.headers.get("User-Agent"),
+            )
         )
         if server.password and self.headers.get("Authorization") != server.expected:
             self._send(401, {"WWW-Authenticate": 'Basic realm="staging"', "Content-Type": "text/plain"}, "login")

@@ -15,6 +15,7 @@ import pytest
 
 from crawler.audit.findings import Kind
 from crawler.validate.sets import check_set
+from settings import USER_AGENT
 from tests.conftest import CLI, run_cli
 from tests.staging_site import EVIL_TITLE, PASSWORD, PROD, USER, StagingServer, StagingSite
 
@@ -122,6 +123,9 @@ def test_an_audit_finds_every_planted_problem(
     assert all(hit.authorization is None and hit.cookie is None for hit in other.log)
     assert rows[f"http://127.0.0.1:{other.server_address[1]}/landing"]["reason"] == "out-of-scope"
     assert all(hit.authorization for hit in site.log)
+    # The preflight, the crawl and the reading of the site's sitemaps all send the crawler's User-Agent.
+    assert {hit.agent for hit in site.log} == {USER_AGENT}
+    assert {"/robots.txt", "/sitemap-one.xml"} <= {hit.path for hit in site.log}
     for path in out.rglob("*"):
         if path.is_file():
             content = path.read_bytes()
@@ -190,6 +194,7 @@ def test_refused_credentials_stop_the_audit_with_a_message(
     )
     assert result.returncode == 1
     assert "answered HTTP 401: the credentials given were refused" in result.stderr
+    assert [(hit.path, hit.agent) for hit in site.log] == [("/", USER_AGENT)]  # the preflight's one request
     assert PASSWORD not in result.stderr and "Traceback" not in result.stderr
     unknown = run_cli("audit", site.url, "--out", str(tmp_path / "x"), "--fail-on", "broken-link")
     assert unknown.returncode == 2 and "unknown finding kind 'broken-link'" in unknown.stderr

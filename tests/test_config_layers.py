@@ -28,20 +28,20 @@ def test_each_layer_wins_over_the_one_below(tmp_path: Path) -> None:
     env = {"SITEMAP_CRAWLER_MAX_PAGES": "200", "SITEMAP_CRAWLER_EXCLUDE": "/a, /b"}
     values = show("https://e.com/", "--config", str(config), "--max-pages", "300", "--profile", "container", env=env)
     assert values["SITEMAP_MAX_PAGES"] == (300, "--max-pages")
-    assert values["SITEMAP_MAX_DEPTH"] == (7, f"config file {config}")
-    assert values["SITEMAP_OUTPUT_DIR"] == ("from-file", f"config file {config}")  # over the container profile
+    assert values["SITEMAP_MAX_DEPTH"] == (7, f"config file {config}: max-depth")
+    assert values["SITEMAP_OUTPUT_DIR"] == ("from-file", f"config file {config}: out")  # over the container profile
     assert values["SITEMAP_LOG_FORMAT"] == ("json", "profile container")
     assert values["SITEMAP_EXCLUDE"] == (["/a", "/b"], "SITEMAP_CRAWLER_EXCLUDE")
     assert values["DOWNLOAD_TIMEOUT"] == (12, f"config file {config} [settings]")
     assert values["SITEMAP_GZIP"] == (False, "default")
     values = show("https://e.com/", "--config", str(config), env=env)
     assert values["SITEMAP_MAX_PAGES"] == (200, "SITEMAP_CRAWLER_MAX_PAGES")
-    assert values["SITEMAP_OUTPUT_DIR"] == ("from-file", f"config file {config}")
+    assert values["SITEMAP_OUTPUT_DIR"] == ("from-file", f"config file {config}: out")
     env = {"SITEMAP_CRAWLER_CONFIG": str(config), "SITEMAP_CRAWLER_URL": "https://f.com/"}
     values = show("--max-pages", "1", "--set", "SITEMAP_MAX_PAGES=9", env=env)
     assert values["SITEMAP_MAX_PAGES"] == ("9", "--set")
     assert values["SITEMAP_START_URL"] == ("https://f.com/", "SITEMAP_CRAWLER_URL")
-    assert values["SITEMAP_MAX_DEPTH"] == (7, f"config file {config}")
+    assert values["SITEMAP_MAX_DEPTH"] == (7, f"config file {config}: max-depth")
 
 
 def test_secrets_are_masked_in_config_show() -> None:

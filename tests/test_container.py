@@ -1,7 +1,7 @@
 """The container image, built and run for real with podman (SPEC S8).
 
 The image is built once per session from the Dockerfile (``BASE`` from
-``$SITEMAP_CRAWLER_BASE``, e.g. the Debian 12 base ``.ci/run`` makes here,
+``$SITEMAP_TEST_IMAGE_BASE``, e.g. the Debian 12 base ``.ci/run`` makes here,
 where no registry is reachable), then run against the local test site on
 the host network: a crawl into a bind-mounted /data as the non-root user,
 a bad option, SIGTERM during a crawl, ``serve`` answering and stopping.
@@ -55,10 +55,10 @@ def image() -> str:
             pytest.fail(f"CI must run the container tests: {why}")
         pytest.skip(why)
     command = ["podman", "build", "--format", "docker", "--network", "host", "-t", IMAGE, str(ROOT)]
-    if os.environ.get("SITEMAP_CRAWLER_BASE"):
-        command[2:2] = ["--build-arg", f"BASE={os.environ['SITEMAP_CRAWLER_BASE']}"]
-    if os.environ.get("SITEMAP_CRAWLER_CA"):
-        command[2:2] = ["--secret", f"id=ca,src={os.environ['SITEMAP_CRAWLER_CA']}"]
+    if os.environ.get("SITEMAP_TEST_IMAGE_BASE"):
+        command[2:2] = ["--build-arg", f"BASE={os.environ['SITEMAP_TEST_IMAGE_BASE']}"]
+    if os.environ.get("SITEMAP_TEST_IMAGE_CA"):
+        command[2:2] = ["--secret", f"id=ca,src={os.environ['SITEMAP_TEST_IMAGE_CA']}"]
     built = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     if built.returncode != 0:
         message = f"image build failed: {built.stderr.strip()[-1500:]}"

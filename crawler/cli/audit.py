@@ -33,8 +33,9 @@ from crawler.urls import site_root
 from crawler.validate.sets import SetOptions
 from pipelines.export import output_lock
 from settings.config import SitemapConfig
-from settings.environment import from_environment
+from settings.environment import env_name, from_environment
 from settings.layers import build_layers
+from settings.ranges import checked as in_range
 
 __all__ = ["run_audit"]
 
@@ -70,7 +71,7 @@ def _describe(config: SitemapConfig, args: argparse.Namespace, started: str) -> 
 
 
 def _existing(
-    args: argparse.Namespace, config: SitemapConfig, db: sqlite3.Connection, fallback: bool
+    args: argparse.Namespace, config: SitemapConfig, db: sqlite3.Connection, fallback: bool, user_agent: str
 ) -> ExistingSitemaps | None:
     hosts = config.audit.hosts
     root = site_root(config.start_url)
@@ -87,6 +88,7 @@ def _existing(
         timeout=float(config.indexnow_timeout),
         credentials=(access.origin, dict(access.headers)) if access else None,
         locate=hosts.to_staging if hosts else None,
+        user_agent=user_agent,
     )
     return read_existing(sources, options, hosts)
 
@@ -106,10 +108,13 @@ def _audit_options(args: argparse.Namespace) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    layer = "" if args.deep_threshold is not None else f" (from {env_name('deep_threshold')})"
     _audit_options(args)
     fail_on = _fail_on(args.fail_on)
-    if args.deep_threshold < 0:
-        raise UsageError(f"--deep-threshold must be 0 or more, not {args.deep_threshold}")
+    try:
+        in_range("--deep-threshold", args.deep_threshold)  # the one table of ranges
+    except ValueError as error:
+        raise UsageError(f"{error}{layer}") from None
     settings, origins = build_layers(args, "audit", option_kinds())
     if settings.get("SITEMAP_DISTRIBUTED") or settings.getint("SITEMAP_WORKERS"):
         raise UsageError("audit records every link in one process: run it without --distributed or --workers")
@@ -140,11 +145,13 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"sitemap-crawler: WARNING: robots.txt of {site_root(config.start_url)} is ignored", file=sys.stderr)
     headers = dict(config.audit.access.headers) if config.audit.access else {}
     agent = robots_agent_of(settings)
+    user_agent = str(settings.get("USER_AGENT"))
     try:
         checked = preflight(
             config.start_url,
             site_root(config.start_url),
             headers=headers,
+            user_agent=user_agent,
             agent=agent,
             token=config.robots_token,
             ignore=config.fingerprint_ignore,
@@ -167,7 +174,7 @@ def run_audit(args: argparse.Namespace) -> int:
         return EXIT_SIGNAL + result.stopped_by
     db = open_record(record)
     try:
-        existing = _existing(args, config, db, checked.has_sitemap_xml)
+        existing = _existing(args, config, db, checked.has_sitemap_xml, user_agent)
         report = build_report(
             db,
             audit=_describe(config, args, started),

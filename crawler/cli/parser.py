@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from functools import cache
-from typing import NoReturn
 
 from crawler.cli.sharing import add_redis_safety, add_worker_command
+from crawler.cli.usage import Parser, UsageError
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
 from settings.options import OPTION_SETTINGS, PROFILES
+from settings.ranges import option_type
 
 __all__ = ["EXIT_FINDINGS", "UsageError", "add_audit_options", "add_crawl_options", "build_parser", "option_kinds"]
 
@@ -58,18 +59,9 @@ example:
 EXIT_FINDINGS = 4
 
 
-class UsageError(Exception):
-    """A mistake in how the command was called; reported in one line."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sitemap-crawler", description="Crawl a website and publish its XML sitemaps.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser = Parser(prog="sitemap-crawler", description="Crawl a website and publish its XML sitemaps.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     crawl = commands.add_parser(
         "crawl",
         help="crawl a site and write its sitemap set",
@@ -110,7 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", metavar="SECRET", help="shared secret (default: $SITEMAP_WEBHOOK_TOKEN)")
     serve.add_argument("--config", metavar="FILE", help="TOML file with crawl options for the updates")
     serve.add_argument(
-        "--update-timeout", type=float, default=600.0, metavar="SECONDS", help="the most one update may take (600)"
+        "--update-timeout",
+        type=option_type("serve --update-timeout"),
+        default=600.0,
+        metavar="SECONDS",
+        help="the most one update may take (600)",
     )
     audit = commands.add_parser(
         "audit",
@@ -134,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=CONFIG_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        intermixed=True,
     )
     config.add_argument("action", choices=("show",), help="show: print the effective configuration")
     config.add_argument(
@@ -170,7 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--strict", action="store_true", help="warnings fail the check too (exit status 1)")
     validate.add_argument(
-        "--timeout", type=float, default=30.0, metavar="SECONDS", help="the most one remote file may take (30)"
+        "--timeout",
+        type=option_type("validate --timeout"),
+        default=30.0,
+        metavar="SECONDS",
+        help="the most one remote file may take (30)",
     )
     return parser
 

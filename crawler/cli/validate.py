@@ -11,6 +11,7 @@ from crawler.cli.parser import UsageError
 from crawler.urls import normalize_url, site_root
 from crawler.validate.findings import Finding
 from crawler.validate.sets import SetOptions, SitemapSet
+from settings import USER_AGENT
 
 __all__ = ["run_validate"]
 
@@ -36,7 +37,7 @@ def _options(args: argparse.Namespace, remote: bool) -> SetOptions:
         root = Path(args.root)
         if not root.is_dir():
             raise UsageError(f"--root {args.root}: no such folder")
-    return SetOptions(origin=origin, root=root, follow=args.follow, timeout=args.timeout)
+    return SetOptions(origin=origin, root=root, follow=args.follow, timeout=args.timeout, user_agent=USER_AGENT)
 
 
 def run_validate(args: argparse.Namespace) -> int:

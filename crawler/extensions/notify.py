@@ -4,6 +4,14 @@ Off unless an endpoint and a key are configured. Runs when the export has
 published (the ``sitemaps_published`` signal): the URLs come from the run
 state, the outcome goes into the export result and ``OUT.indexnow.json``. A
 failed notification never fails the run: the sitemaps are published.
+
+Its requests cannot go through Scrapy's downloader: the export publishes in
+``spider_closed``, once the engine has closed its downloader, and the endpoint
+is another host, which the crawl's middlewares refuse (a request carries no
+rule switch). So the crawler's standalone client sends them from a worker
+thread (``deferToThread``) and the reactor runs on; Scrapy waits for the
+``engine_stopped`` handler, which waits for that thread, so the crawl ends
+with the outcome in its summary.
 """
 
 from __future__ import annotations
@@ -11,7 +19,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
 
 from crawler.extensions.runstate import RunState
 from crawler.results import ExportResult, Notification
@@ -23,41 +34,59 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
+    from twisted.internet.defer import Deferred
 
 __all__ = ["IndexNowNotifier"]
 
 
 class IndexNowNotifier:
-    def __init__(self, crawler: Crawler, config: SitemapConfig):
+    def __init__(self, crawler: Crawler, config: SitemapConfig, user_agent: str):
         self.crawler = crawler
         self.config = config
+        self.user_agent = user_agent
+        self._sending: Deferred[None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = SitemapConfig.from_crawler(crawler)
         if not (config.indexnow_endpoint and config.indexnow_key and config.indexnow_key_location):
             raise NotConfigured  # off unless asked for: no warning
-        notifier = cls(crawler, config)
+        notifier = cls(crawler, config, str(crawler.settings.get("USER_AGENT")))
         crawler.signals.connect(notifier.sitemaps_published, signal=sitemaps_published)
+        crawler.signals.connect(notifier.engine_stopped, signal=signals.engine_stopped)
         return notifier
 
     def sitemaps_published(self, result: ExportResult) -> None:
-        config = self.config
-        assert config.indexnow_endpoint and config.indexnow_key and config.indexnow_key_location
         state = RunState.of(self.crawler)
         if state is None:
             result.notification = Notification(skipped="it needs the state store to know what changed")
             return
-        urls = state.announcements()
+        urls = state.announcements()  # here, on the reactor's thread: the state store is not for threads
+        self._sending = deferToThread(self._notify, urls).addCallback(_record, result)
+
+    async def engine_stopped(self) -> None:
+        """Scrapy waits for this handler: the crawl ends once the notification has."""
+        if self._sending is not None:
+            await maybe_deferred_to_future(self._sending)
+
+    def _notify(self, urls: list[str]) -> Notification:
+        """In a worker thread: every request, each retry's backoff and the outcome file."""
+        config = self.config
+        assert config.indexnow_endpoint and config.indexnow_key and config.indexnow_key_location
         report = submit(
             urls,
             endpoint=config.indexnow_endpoint,
             key=config.indexnow_key,
             key_location=config.indexnow_key_location,
+            user_agent=self.user_agent,
             batch_size=config.indexnow_batch,
             timeout=config.indexnow_timeout,
         )
         path = beside(config.output_dir, "indexnow.json")
         outcome = {"urls": urls, "submitted": report.submitted, "batches": report.batches, "error": report.error}
         path.write_text(json.dumps(outcome, indent=1), encoding="utf-8")
-        result.notification = Notification(len(urls), report.submitted, len(report.batches), report.error, path=path)
+        return Notification(len(urls), report.submitted, len(report.batches), report.error, path=path)
+
+
+def _record(notification: Notification, result: ExportResult) -> None:
+    result.notification = notification

@@ -5,7 +5,8 @@ urlList}`` to an endpoint; the key must be served by the site as a text
 file, which is checked first, so a wrong setup fails here with a clear
 message rather than as a silent 403 later. At most 10,000 URLs per request;
 5xx, 429 and network errors are retried with backoff; every request has a
-total deadline.
+total deadline. Blocking calls: the crawl runs :func:`submit` in a worker
+thread (``crawler/extensions/notify.py``), never on the reactor.
 """
 
 from __future__ import annotations
@@ -35,16 +36,17 @@ class IndexNowReport:
         return self.error is None
 
 
-def _http(url: str, timeout: float, body: bytes | None = None) -> tuple[int, bytes]:
+def _http(url: str, user_agent: str, timeout: float, body: bytes | None = None) -> tuple[int, bytes]:
     """One request with a total deadline: a slow server never keeps the run alive."""
     headers = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
-    return fetch(url, body=body, headers=headers, deadline=timeout, max_bytes=100_000)
+    fetched = fetch(url, user_agent=user_agent, body=body, headers=headers, deadline=timeout, max_bytes=100_000)
+    return fetched.status, fetched.body
 
 
-def check_key_file(key: str, key_location: str, timeout: float = 15.0) -> str | None:
+def check_key_file(key: str, key_location: str, user_agent: str, timeout: float = 15.0) -> str | None:
     """Why the key file does not prove ownership, or ``None`` when it does."""
     try:
-        status, body = _http(key_location, timeout)
+        status, body = _http(key_location, user_agent, timeout)
     except (OSError, ValueError) as error:
         return f"key file {key_location} could not be fetched: {error}"
     if status != 200:
@@ -60,6 +62,7 @@ def submit(
     endpoint: str,
     key: str,
     key_location: str,
+    user_agent: str,
     batch_size: int = MAX_BATCH,
     attempts: int = 3,
     backoff: float = 1.0,
@@ -69,7 +72,7 @@ def submit(
     report = IndexNowReport(endpoint)
     if not urls:
         return report
-    problem = check_key_file(key, key_location, timeout)
+    problem = check_key_file(key, key_location, user_agent, timeout)
     if problem:
         report.error = problem
         return report
@@ -81,14 +84,14 @@ def submit(
         status, detail = 0, ""
         for attempt in range(1, attempts + 1):
             try:
-                status, _ = _http(endpoint, timeout, body)
+                status, _ = _http(endpoint, user_agent, timeout, body)
                 detail = ""
             except (OSError, ValueError) as error:
                 status, detail = 0, str(error)
             if status not in _RETRY_STATUSES and status != 0:
                 break
             if attempt < attempts:
-                time.sleep(backoff * 2 ** (attempt - 1))
+                time.sleep(backoff * 2 ** (attempt - 1))  # in a worker thread: the reactor runs on
         report.batches.append({"urls": len(batch), "status": status, "attempts": attempt, "error": detail or None})
         if status in (200, 202):
             report.submitted += len(batch)

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from crawler.protocol import MAX_BYTES
-from crawler.services.http import fetch_response
+from crawler.services.http import fetch
 
 __all__ = ["SitemapReadError", "read_head", "read_sitemap"]
 
@@ -26,7 +26,13 @@ class SitemapReadError(Exception):
         self.rule = rule
 
 
-def read_sitemap(location: str | Path, timeout: float = 30.0, credentials: dict[str, str] | None = None) -> bytes:
+def read_sitemap(
+    location: str | Path,
+    timeout: float = 30.0,
+    credentials: dict[str, str] | None = None,
+    *,
+    user_agent: str | None = None,
+) -> bytes:
     """The uncompressed bytes of a local file or an http(s) URL.
 
     Never reads more than the protocol's 50 MiB (plus one byte, so that an
@@ -34,20 +40,25 @@ def read_sitemap(location: str | Path, timeout: float = 30.0, credentials: dict[
     than *timeout* seconds for a remote file in all; gzip is recognised by
     its magic number, and a ``.gz`` name that is not gzip is an error. A
     local path must be a regular file (a FIFO or a device would block).
-    *credentials* (headers) go to this URL only: a redirect is then not followed.
+    A redirect is followed on the same origin only (another origin is an
+    error, and gets no request); with *credentials* (headers), none is.
+    A remote file needs *user_agent* (the ``USER_AGENT`` setting).
     """
     name = str(location)
     try:
         if name.startswith(("http://", "https://")):
-            fetched = fetch_response(
+            if user_agent is None:  # a caller's mistake, not the file's: not caught below
+                raise TypeError("read_sitemap: a remote sitemap needs the crawler's user_agent")
+            fetched = fetch(
                 name,
-                headers={"Accept-Encoding": "identity", **(credentials or {})},
+                user_agent=user_agent,
+                headers=credentials,
                 deadline=timeout,
                 max_bytes=MAX_BYTES + 1,
                 redirects=credentials is None,
             )
             if fetched.status != 200:
-                where = fetched.headers.get("Location") if 300 <= fetched.status < 400 else None
+                where = fetched.header("Location") if 300 <= fetched.status < 400 else None
                 raise SitemapReadError(
                     "read", f"cannot read: HTTP {fetched.status}" + (f" to {where}" if where else "")
                 )

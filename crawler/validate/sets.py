@@ -8,7 +8,8 @@ one record of locs seen (for duplicates); an index may not list an index.
 A local index's entries are files under the site root: the loc's URL path
 below the folder served as ``/`` (``--root``, or the nearest folder above
 the index under which its entries exist), else a file of that name beside
-the index. A remote index's entries are fetched, on its own origin only.
+the index. A remote index's entries are fetched, on its own origin only
+(a redirect to another origin is not followed: the entry cannot be read).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class SetOptions:
     credentials: tuple[str, dict[str, str]] | None = None
     #: Where an index entry is fetched from (a staging copy of production's URLs), default: its loc.
     locate: Callable[[str], str] | None = None
+    #: The User-Agent remote files are fetched with (the ``USER_AGENT`` setting); a remote set needs it.
+    user_agent: str | None = None
 
 
 def _is_remote(location: str) -> bool:
@@ -114,7 +117,7 @@ class SitemapSet:
         if credentials is not None and _is_remote(location) and _origin(location) + "/" == credentials[0]:
             headers = credentials[1]
         try:
-            data = read_sitemap(location, self.options.timeout, headers)
+            data = read_sitemap(location, self.options.timeout, headers, user_agent=self.options.user_agent)
         except SitemapReadError as error:
             self._unreadable = error.rule == "read"
             yield Finding(location, 1, 1, error.rule, str(error))
