@@ -59,3 +59,13 @@ def test_the_copied_downloader_queue_pass_is_scrapys_own() -> None:
 def test_the_stats_collector_still_wraps_every_attribute_access() -> None:
     """crawler/stats.py replaces this wrapper (a deprecation shim that cost 3% of a crawl)."""
     assert MemoryStatsCollector.__getattribute__ is not object.__getattribute__
+
+
+def test_the_twisted_channel_internals_serve_relies_on_are_there() -> None:
+    """crawler/cli/serve.py reads the request line of a refused request and answers Twisted's bare 400 itself."""
+    from twisted.web.http import HTTPChannel
+
+    source = inspect.getsource(HTTPChannel.lineReceived)  # where the request line is kept
+    for name in ("_command", "_path"):
+        assert f"self.{name} = " in source, f"HTTPChannel.{name} is gone: see crawler/cli/serve.py"
+    assert callable(getattr(HTTPChannel, "_respondToBadRequestAndDisconnect", None))

@@ -1,48 +1,90 @@
-"""A small HTTP endpoint for CMS publish webhooks (``sitemap-crawler serve``).
+"""The rules of the CMS publish webhook (``sitemap-crawler serve``), without any server.
 
 ``POST /update`` with ``Authorization: Bearer TOKEN`` and a JSON body
 ``{"add": [...], "remove": [...]}`` runs ``sitemap-crawler update`` for
-those URLs (one at a time: updates are serialised, the state store would
-refuse a second one anyway) and answers with its outcome. Bound to
-127.0.0.1 by default; the token is compared in constant time.
+those URLs and answers with its outcome. This module decides, from plain
+values: whether a request's head is taken (:func:`check_head`, before any
+body is read), what its body asks for (:func:`parse_body`), the update's
+command line and the status its outcome is answered with, the bytes of an
+answer given before a request is complete, and the log line of an answer
+(never the token). ``crawler/cli/serve.py`` serves it on Twisted's web server.
 
-It holds under abuse: at most :data:`MAX_CONNECTIONS` connections at once
-(the rest are closed before any work), a read timeout per connection, a
-capped body and JSON depth, strict types (lists of http(s) URL strings),
-a time limit per update, and the running update is stopped with the
-server. Every bad request gets a 4xx with a short JSON error.
+The limits below are the ones the README documents.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-import socket
-import subprocess
-import sys
-import threading
-from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping, Sequence
+from http import HTTPStatus
 from typing import Any
+from urllib.parse import quote
 
 from crawler.protocol import MAX_LOC_LENGTH
 
-__all__ = ["MAX_BODY", "MAX_CONNECTIONS", "MAX_URLS_PER_REQUEST", "WebhookServer"]
+__all__ = [
+    "LINGER",
+    "MAX_BODY",
+    "MAX_CONNECTIONS",
+    "MAX_URLS_PER_REQUEST",
+    "MAX_WAITING_UPDATES",
+    "REQUEST_TIMEOUT",
+    "BadRequest",
+    "answer_bytes",
+    "check_head",
+    "log_line",
+    "outcome",
+    "parse_body",
+    "status_of",
+    "update_command",
+]
 
 MAX_BODY = 1_000_000
 MAX_URLS_PER_REQUEST = 10_000
-MAX_CONNECTIONS = 32
-#: Seconds a client may take to send its request.
-READ_TIMEOUT = 10.0
+#: Connections open at once; the next one is answered 503 before its request is read.
+MAX_CONNECTIONS = 128
+#: Updates waiting behind the running one (they run one at a time); the next is answered 503.
+MAX_WAITING_UPDATES = 32
+#: Seconds from a connection's start to its whole request (line, headers, body): a deadline,
+#: not an idle timer, so a client sending a byte every few seconds (slowloris) is still cut.
+REQUEST_TIMEOUT = 10
+#: Seconds a refused connection is drained after its answer before it is cut (RFC 9112 section 9.6).
+LINGER = 2.0
+#: Seconds before a client that was refused for load should try again (RFC 9110 section 10.2.3).
+RETRY_AFTER = 10
+PATHS = (b"/update", b"/update/")
 _MAX_DEPTH = 4  # {"add": [...]}: anything deeper is not a webhook body
+_MAX_LOGGED = 120  # characters of a client's path in a log line
 
 
 class BadRequest(ValueError):
-    """A request the webhook refuses, with the status to answer."""
+    """A request the webhook refuses: the status, a one-line reason, any headers the status needs."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, headers: Sequence[tuple[str, str]] = ()):
         super().__init__(message)
         self.status = status
+        self.headers = tuple(headers)
+
+
+def check_head(method: bytes, target: bytes, authorization: list[bytes] | None, length: int | None, token: str) -> None:
+    """Refuse a request on its line and headers alone, before its body is read.
+
+    *authorization* holds every ``Authorization`` value sent, *length* the
+    ``Content-Length`` (None without one, or for a chunked body).
+    """
+    if target not in PATHS:
+        raise BadRequest(404, "only POST /update is served")
+    if method != b"POST":
+        raise BadRequest(405, "only POST is allowed", [("Allow", "POST")])  # RFC 9110 section 15.5.6
+    expected = b"Bearer " + token.encode()
+    if not authorization or len(authorization) != 1 or not hmac.compare_digest(authorization[0], expected):
+        # RFC 6750 section 3: the challenge names the scheme, and nothing about the token.
+        raise BadRequest(401, "Authorization must be exactly 'Bearer <token>'", [("WWW-Authenticate", "Bearer")])
+    if length is None:
+        raise BadRequest(411, "a Content-Length is needed (chunked bodies are not taken)")
+    if length == 0 or length > MAX_BODY:
+        raise BadRequest(413 if length else 400, f"a JSON body of 1 to {MAX_BODY} bytes is needed")
 
 
 def _depth(text: bytes) -> int:
@@ -80,13 +122,17 @@ def _urls(payload: dict[str, Any], key: str) -> list[str]:
 
 
 def parse_body(data: bytes) -> tuple[list[str], list[str]]:
-    """The URLs to add and remove, or :class:`BadRequest`."""
+    """The URLs to add and remove, or :class:`BadRequest` with a one-line reason."""
     if _depth(data) > _MAX_DEPTH:
         raise BadRequest(400, "the JSON body nests too deeply")
     try:
         payload = json.loads(data)
-    except (ValueError, RecursionError):
-        raise BadRequest(400, 'expected {"add": [URL, ...], "remove": [URL, ...]}') from None
+    except json.JSONDecodeError as error:
+        raise BadRequest(
+            400, f"the body is not JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
+    except (ValueError, RecursionError):  # bytes that are not UTF-8 (or -16/-32)
+        raise BadRequest(400, "the body is not JSON text in UTF-8") from None
     if not isinstance(payload, dict):
         raise BadRequest(400, 'expected {"add": [URL, ...], "remove": [URL, ...]}')
     add, remove = _urls(payload, "add"), _urls(payload, "remove")
@@ -95,116 +141,48 @@ def parse_body(data: bytes) -> tuple[list[str], list[str]]:
     return add, remove
 
 
-class WebhookServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # a burst of clients waits to be accepted (and refused) rather than retrying SYNs
-
-    def __init__(self, address: tuple[str, int], token: str, update_command: Sequence[str], update_timeout: float):
-        super().__init__(address, _Handler)
-        self.token = token
-        self.update_command = list(update_command)
-        self.update_timeout = update_timeout
-        self.update_lock = threading.Lock()
-        self.connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        self.child: subprocess.Popen[str] | None = None
-        self.stopping = False
-
-    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
-        """Refuse a connection over the cap before a thread is started for it."""
-        if not self.connections.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.connections.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.connections.release()
-
-    def run_update(self, add: list[str], remove: list[str]) -> dict[str, object]:
-        command = [*self.update_command]
-        for url in add:
-            command += ["--add", url]
-        for url in remove:
-            command += ["--remove", url]
-        with self.update_lock:
-            if self.stopping:
-                return {"exit_code": None, "error": "the server is stopping"}
-            child = self.child = subprocess.Popen(  # noqa: S603 - our own console script, arguments as a list
-                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
-            )
-            try:
-                stdout, stderr = child.communicate(timeout=self.update_timeout)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                stdout, stderr = child.communicate()
-                return {
-                    "exit_code": None,
-                    "timed_out": True,
-                    "error": f"the update took more than {self.update_timeout:g} s; stopped",
-                }
-            finally:
-                self.child = None
-        return {"exit_code": child.returncode, "stdout": stdout, "stderr": stderr[-4000:]}
-
-    def stop_update(self) -> None:
-        """Stop the running update with the server: no orphan keeps the state store."""
-        self.stopping = True
-        child = self.child
-        if child is not None and child.poll() is None:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+def update_command(base: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> list[str]:
+    command = list(base)
+    for url in add:
+        command += ["--add", url]
+    for url in remove:
+        command += ["--remove", url]
+    return command
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: WebhookServer
-    timeout = READ_TIMEOUT  # per connection: a stalled client is dropped
+def outcome(exit_code: int | None, stdout: bytes, stderr: bytes, time_limit: float | None = None) -> dict[str, object]:
+    """What an update's answer says: its exit status and output, or that it was stopped at *time_limit*."""
+    if time_limit is not None:
+        return {"exit_code": None, "timed_out": True, "error": f"the update took more than {time_limit:g} s; stopped"}
+    text = stderr.decode("utf-8", "replace")
+    return {"exit_code": exit_code, "stdout": stdout.decode("utf-8", "replace"), "stderr": text[-4000:]}
 
-    def log_message(self, format: str, *args: object) -> None:
-        sys.stderr.write(f"webhook: {self.address_string()} {format % args}\n")
 
-    def log_error(self, format: str, *args: object) -> None:
-        self.log_message(format, *args)
+def status_of(result: Mapping[str, object]) -> int:
+    return 200 if result.get("exit_code") == 0 else 504 if result.get("timed_out") else 422
 
-    def _answer(self, status: int, payload: dict[str, object]) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
 
-    def do_POST(self) -> None:
-        try:
-            add, remove = self._read()
-        except BadRequest as error:
-            self._answer(error.status, {"error": str(error)})
-            return
-        except OSError:  # the client went away or stalled past the timeout
-            return
-        outcome = self.server.run_update(add, remove)
-        status = 200 if outcome.get("exit_code") == 0 else 504 if outcome.get("timed_out") else 422
-        self._answer(status, outcome)
+def answer_bytes(status: int, message: str, headers: Sequence[tuple[str, str]] = (), *, head: bool = False) -> bytes:
+    """A whole HTTP/1.1 answer with a JSON error, for a request refused before it is complete."""
+    body = json.dumps({"error": message}).encode()
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Content-Type: application/json"]
+    lines += [f"Content-Length: {len(body)}", "Connection: close", *(f"{name}: {value}" for name, value in headers)]
+    return "\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (b"" if head else body)
 
-    def _read(self) -> tuple[list[str], list[str]]:
-        if self.path.rstrip("/") != "/update":
-            raise BadRequest(404, "POST /update")
-        supplied = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(supplied.encode(), self.server.token.encode()):
-            raise BadRequest(401, "bad or missing token")
-        raw_length = self.headers.get("Content-Length") or ""
-        if not raw_length.isdigit():
-            raise BadRequest(411 if not raw_length else 400, "a Content-Length header with a number is needed")
-        length = int(raw_length)
-        if length <= 0 or length > MAX_BODY:
-            raise BadRequest(413 if length > MAX_BODY else 400, f"a JSON body of at most {MAX_BODY} bytes")
-        return parse_body(self.rfile.read(length))
+
+def log_line(
+    peer: str, method: bytes | None, target: bytes | None, status: int, reason: str, *, seconds: float, token: str
+) -> str:
+    """One line for one answer: who, what, the status and why, and how long since the connection opened.
+
+    The path is logged without its query, escaped and cut short, and the
+    token is blanked wherever a client put it; headers are never logged.
+    """
+    path = (target or b"-").split(b"?", 1)[0].decode("latin-1")
+    for form in {token, quote(token, safe="")}:
+        path = path.replace(form, "[token]")
+    path = path.encode("unicode_escape").decode("ascii")
+    if len(path) > _MAX_LOGGED:
+        path = path[:_MAX_LOGGED] + "..."
+    verb = (method or b"-").decode("latin-1").encode("unicode_escape").decode("ascii")[:16]
+    return f"webhook: {peer} {verb} {path} {status} {reason} ({seconds:.3f} s)\n"
