@@ -18,13 +18,9 @@ from crawler.modes import RunMode
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from scrapy.crawler import Crawler
-
     from crawler.sitemaps.publish import PublishResult
 
 __all__ = ["CrawlResult", "ExportResult", "NotPublished", "Notification", "StartOutcome"]
-
-_ATTR = "_sitemap_crawl_result"
 
 
 class NotPublished(StrEnum):
@@ -95,12 +91,3 @@ class CrawlResult:
     @property
     def published(self) -> bool:
         return self.export.published
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> CrawlResult:
-        """The crawler's result, created on first use."""
-        result = getattr(crawler, _ATTR, None)
-        if result is None:
-            result = cls()
-            setattr(crawler, _ATTR, result)
-        return result

@@ -26,11 +26,12 @@ from urllib.parse import urlsplit
 
 from scrapy import signals
 
+from crawler.context import config_of, context_of
 from crawler.extensions.runstate import Carried, RunState
 from crawler.items import PageFacts
 from crawler.modes import RunMode
 from crawler.protocol import w3c_datetime
-from crawler.results import CrawlResult, ExportResult, NotPublished
+from crawler.results import ExportResult, NotPublished
 from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
 from crawler.sitemaps.entries import UrlEntry
@@ -79,7 +80,7 @@ class SitemapExportPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        pipeline = cls(crawler, SitemapConfig.from_crawler(crawler))
+        pipeline = cls(crawler, config_of(crawler))
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
 
@@ -128,9 +129,9 @@ class SitemapExportPipeline:
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         assert self.spool is not None and self.staging is not None
-        result = CrawlResult.of(self.crawler).export
+        result = context_of(self.crawler).result.export
         try:
-            state = RunState.of(self.crawler)
+            state = context_of(self.crawler).run_state
             if reason != "finished":
                 result.not_published, result.detail = NotPublished.INTERRUPTED, f"crawl {reason}"
                 return
@@ -211,7 +212,7 @@ class SitemapExportPipeline:
         except OSError as error:
             with suppress(OSError):
                 tmp.unlink()
-            CrawlResult.of(self.crawler).side_errors.append(
+            context_of(self.crawler).result.side_errors.append(
                 f"removals report {path} not written: {error.strerror or error}"
             )
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from crawler.context import config_of
 from crawler.items import PageFacts
 from crawler.page.headers import media_type
 from crawler.reasons import Excluded, Reason
@@ -35,7 +36,7 @@ class _RulePipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(SitemapConfig.from_crawler(crawler))
+        return cls(config_of(crawler))
 
 
 class FetchOutcomePipeline(_RulePipeline):

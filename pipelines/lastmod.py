@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
+from crawler.context import config_of
 from crawler.extensions.runstate import RunState, now_w3c
 from crawler.items import PageFacts
 from crawler.modes import Replay
@@ -57,7 +58,7 @@ class LastmodPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        pipeline = cls(SitemapConfig.from_crawler(crawler), RunState.require(crawler))
+        pipeline = cls(config_of(crawler), RunState.require(crawler))
         crawler.signals.connect(pipeline.item_dropped, signal=signals.item_dropped)
         return pipeline
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from crawler.context import config_of
 from crawler.items import PageFacts
 from crawler.page.languages import news_language
 from crawler.page.videos import check_video
@@ -36,7 +37,7 @@ class MediaRulesPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(SitemapConfig.from_crawler(crawler), crawler.stats)
+        return cls(config_of(crawler), crawler.stats)
 
     def process_item(self, item: PageFacts) -> PageFacts:
         if any(len(image) > MAX_LOC_LENGTH for image in item.images):

@@ -1,6 +1,7 @@
 """All ``SITEMAP_*`` settings, read once into a typed, validated object.
 
-Components call :meth:`SitemapConfig.from_crawler` and never read
+It is read once per crawl (the spider's :class:`crawler.context.CrawlContext`
+holds it, every other component finds it there), and components never read
 ``crawler.settings`` for these keys themselves. A bad value raises
 ``ValueError`` naming the setting, which the CLI turns into a usage error.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
@@ -27,12 +28,8 @@ from settings.distributed import Distributed, read_distributed
 from settings.staging import Audit, read_audit
 from settings.values import check_numbers, no_credentials, number, strings, whole_number
 
-if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
-
 __all__ = ["SitemapConfig", "beside", "default_report_path"]
 
-_CACHE_ATTR = "_sitemap_config"
 LOG_FORMATS = ("text", "json")
 
 
@@ -108,15 +105,6 @@ class SitemapConfig:
         if not self.news_name:
             return False
         return not self.news_patterns or any(p.search(url) for p in self.news_patterns)
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> SitemapConfig:
-        """The crawler's config, parsed on first use and then shared."""
-        config = getattr(crawler, _CACHE_ATTR, None)
-        if config is None:
-            config = cls.from_settings(crawler.settings)
-            setattr(crawler, _CACHE_ATTR, config)
-        return config
 
     @classmethod
     def from_settings(cls, scrapy_settings: BaseSettings) -> SitemapConfig:

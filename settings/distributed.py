@@ -94,6 +94,12 @@ class Distributed:
     workers: int = 0  # local worker processes the coordinator starts (0: it crawls in-process)
     secret_file: str | None = None  # where the shared secret is, when not in $SITEMAP_CRAWLER_SHARED_SECRET
     insecure: bool = False  # a Redis on this machine without a password is accepted (--insecure-redis)
+    # A worker's own (set by worker_settings): it only crawls; the site-wide delay the shared pace
+    # keeps; the page budget counted in Redis; whether the exporter keeps a state store.
+    worker: bool = False
+    shared_delay: float = 0.0
+    shared_max_pages: int = 0
+    exporter_state: bool = False
 
     def __repr__(self) -> str:
         return f"Distributed(url={masked_url(self.url)!r}, crawl={self.crawl!r})"
@@ -118,6 +124,10 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
         workers,
         str(settings.get("SITEMAP_SHARED_SECRET_FILE") or "") or None,
         settings.getbool("SITEMAP_INSECURE_REDIS"),
+        worker=settings.get("SITEMAP_ROLE") == "worker",
+        shared_delay=number(settings, "SITEMAP_SHARED_DELAY"),
+        shared_max_pages=whole_number(settings, "SITEMAP_SHARED_MAX_PAGES"),
+        exporter_state=settings.getbool("SITEMAP_SHARED_STATE"),
     )
 
 

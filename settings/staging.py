@@ -53,6 +53,8 @@ class Audit:
     ignored_directives: frozenset[tuple[str, str]]
     record_path: Path | None  # where the audit recorder keeps its facts; None: not an audit
     seed_sitemaps: tuple[str, ...] = ()  # sitemaps read for seeds besides robots.txt's (the audit's --sitemap)
+    #: robots.txt read as if its "Disallow: /" lines were absent (the audit's --as-if-no-blocker).
+    ignore_disallow_all: bool = False
 
 
 def _origin(name: str, value: str) -> str:
@@ -128,4 +130,7 @@ def read_audit(settings: BaseSettings, start_url: str) -> Audit:
         no_credentials("SITEMAP_SEED_SITEMAPS (--sitemap)", seed)
         if not seed.startswith(("http://", "https://")):
             raise ValueError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
-    return Audit(hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds)
+    return Audit(
+        hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds,
+        settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL"),
+    )  # fmt: skip

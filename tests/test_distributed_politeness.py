@@ -27,9 +27,10 @@ def test_the_delay_holds_for_the_site_across_workers(server: SiteServer, redis_u
     assert server.paths().count("/robots.txt") == 1  # read once for all three workers
     times = [hit.time for hit in server.hits if hit.host == "127.0.0.1"]
     assert len(times) > 20
-    # Three processes, one pace: requests are granted 150 ms apart in Redis. With a delay per
+    # Three processes, one pace: requests are granted 150 ms apart in Redis, then sent by three
+    # processes on two loaded cores, so single arrivals move more than the rate. With a delay per
     # worker instead, three workers would arrive 50 ms apart on average.
-    assert_paced(times, 0.15)
+    assert_paced(times, 0.15, short=0.5)
 
 
 def test_crawl_delay_holds_for_the_site_across_workers(live_site: SiteServer, redis_url: str, tmp_path: Path) -> None:

@@ -5,17 +5,34 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from scrapy import Request
 
+from crawler.downloadermiddlewares.robotstxt import MAX_ROBOTS_BYTES, SiteRules
+from crawler.page.html import parse_html
+from crawler.reasons import Reason
+from crawler.spiders.frontier import Frontier
+from crawler.urls import resolve_link
 from tests.conftest import sitemap_locs
-from tests.traps import CHARSETS, TrapHandler, TrapServer, gzip_of_zeros, robots_text
+from tests.traps import (
+    CHARSETS,
+    FARM_LINKS,
+    RING_RULES,
+    TrapHandler,
+    TrapServer,
+    big_robots,
+    gzip_of_zeros,
+    robots_text,
+)
 
 CLI = Path(sys.executable).with_name("sitemap-crawler")
 #: The issue's bound for every hostile case, far above what a small crawl needs.
@@ -32,6 +49,9 @@ class Run:
 
     def lines(self, reason: str) -> list[dict[str, object]]:
         return [line for line in self.report if line.get("reason") == reason]
+
+    def lines_of_urls(self) -> list[dict[str, object]]:
+        return [line for line in self.report if line["outcome"] != "warning"]
 
     def line(self, url: str) -> dict[str, object]:
         (found,) = [line for line in self.report if line["url"] == url and line["outcome"] != "warning"]
@@ -65,8 +85,8 @@ def measured_crawl(server: TrapServer, path: str, tmp_path: Path, *options: str,
 def trap() -> object:
     servers: list[TrapServer] = []
 
-    def start(robots: object = None) -> TrapServer:
-        server = TrapServer(robots).start()  # type: ignore[arg-type]
+    def start(robots: object = None, **options: int) -> TrapServer:
+        server = TrapServer(robots, **options).start()  # type: ignore[arg-type]
         servers.append(server)
         return server
 
@@ -84,7 +104,10 @@ def test_a_link_farm_costs_the_page_budget_only(trap, tmp_path: Path) -> None:  
     limited = run.lines("limit")
     assert len(limited) == 500  # itemised up to the cap, the rest only counted
     (summary,) = run.lines("not-itemised")
-    assert "limit" in str(summary["detail"])
+    # Every new link counted once, the link up to a known page not at all: the start page's
+    # links less the 149 requested and the 500 itemised, then all those of the 149 pages.
+    counted = FARM_LINKS - 149 - 500 + 149 * FARM_LINKS
+    assert f": {counted} limit (" in str(summary["detail"]), summary
     assert (tmp_path / "out.crawl-report.jsonl").stat().st_size < 2_000_000
     assert len(sitemap_locs(run.out, server.url("").rstrip("/"))) == 150
 
@@ -235,3 +258,94 @@ def test_a_sitemap_on_another_port_is_named_not_fetched(trap, tmp_path: Path) ->
     assert other.requested() == []  # for an IP host every port is another site
     (named,) = run.lines("sitemap-other-origin")
     assert named["url"] == f"http://127.0.0.1:{other.port}/sm/1.xml"
+
+
+def test_hrefs_with_control_characters_or_padding_are_joined_as_by_the_reference() -> None:
+    hrefs = ["/a\tb", " /c ", "/d ", "/e\u00a0", "http://e.com/f\n", "http://e.com/g", "/h", "//e.com/i", "j"]
+    body = "".join(f'<a href="{href}">x</a>' for href in hrefs).encode()
+    expected = [resolve_link("http://e.com/p/q", href) for href in hrefs]
+    assert parse_html(body, "http://e.com/p/q").links == expected  # the fast paths change nothing
+    assert parse_html(b'<a href="/d ">x</a><a href="/h">y</a>', "http://e.com/").links == [
+        "http://e.com/d",
+        "http://e.com/h",
+    ]
+
+
+def test_frontier_counts_only_past_the_budget_with_no_line_left() -> None:
+    frontier = Frontier(max_pages=1, max_depth=0, max_url_length=2048, max_variants=0, max_lines=1)
+    assert not frontier.counting_only
+    frontier.reserve()  # the budget is full, one limit line is left
+    assert not frontier.counting_only
+    assert frontier.itemise(Reason.LIMIT)
+    assert frontier.counting_only
+    frontier.release()  # a queued page robots.txt turned away: the budget has room again
+    assert not frontier.counting_only
+    frontier.count(Reason.LIMIT, 3)
+    assert frontier.not_itemised == {Reason.LIMIT: 3}
+
+
+def _rules(text: str) -> SiteRules:
+    return SiteRules(text.encode())
+
+
+def test_a_request_passes_unmatched_only_if_these_rules_allowed_its_url_just_before() -> None:
+    rules = _rules("User-agent: *\nDisallow: /private/\n")
+    assert rules.allowed("http://e.com/a", "bot")
+    built = Request("http://e.com/a")
+    rules.vouch(built)
+    copy = built.replace()  # a retry's copy, or the same request read back from Redis
+    rules.vouch(Request("http://e.com/a"))  # one match vouches for one request
+    assert not rules.vouched(copy, "bot")
+    assert not rules.vouched(built, "otherbot")  # for the agent it was matched for only
+    rules.vouch(built)
+    assert not rules.vouched(built, "bot")  # and once
+
+    assert rules.allowed("http://e.com/a", "bot")
+    rules.vouch(other := Request("http://e.com/private/b"))  # not the URL the match allowed
+    assert not rules.vouched(other, "bot")
+    assert not rules.allowed("http://e.com/private/b", "bot")
+    rules.vouch(refused := Request("http://e.com/private/b"))  # the last match refused it
+    assert not rules.vouched(refused, "bot")
+
+    assert rules.allowed("http://e.com/b", "bot")
+    rules.vouch(kept := Request("http://e.com/b"))
+    assert rules.vouched(kept, "bot")
+    assert not rules.vouched(kept, "bot")  # used once
+
+
+def _decisions(run: Run) -> dict[str, tuple[object, object]]:
+    """Path -> (outcome, reason) of every URL in the report."""
+    return {urlsplit(str(line["url"])).path: (line["outcome"], line["reason"]) for line in run.lines_of_urls()}
+
+
+def test_a_500_kib_robots_txt_allows_and_refuses_what_its_rules_alone_do(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    huge_text = big_robots(RING_RULES)
+    assert MAX_ROBOTS_BYTES - 1024 < len(huge_text) <= MAX_ROBOTS_BYTES  # read to its end, not cut
+    small = trap(robots_text(f"User-agent: *\n{RING_RULES}"), ring_pages=60)
+    huge = trap(robots_text(huge_text), ring_pages=60)
+    runs = []
+    for server in (small, huge):
+        folder = tmp_path / str(server.port)
+        folder.mkdir()
+        runs.append(measured_crawl(server, "/ring/0", folder, "-v"))
+        assert runs[-1].code == 0, runs[-1].stderr
+    assert not runs[1].lines("robots-truncated")  # all of it was read
+    refused = [f"/ring/{n}" for n in range(7, 60, 10)]
+    assert sorted(huge.requested()) == sorted(small.requested())
+    assert not set(refused) & set(huge.requested())
+    assert len(huge.requested("/ring/")) == 60 - len(refused)
+    assert _decisions(runs[1]) == _decisions(runs[0])
+    assert sorted(path for path, (_, reason) in _decisions(runs[1]).items() if reason == "robots") == sorted(refused)
+    # Each page robots.txt allowed was matched once, by the spider: all but the start page,
+    # asked for before robots.txt was read.
+    (vouched,) = re.findall(r"'robotstxt/allowed_by_spider': (\d+)", runs[1].stderr)
+    assert int(vouched) == len(huge.requested("/ring/")) - 1
+
+
+def test_the_rules_name_their_sitemaps_and_crawl_delay_through_a_public_interface() -> None:
+    """What the spider, the audit and the pace read of robots.txt: no private attribute of Scrapy's parser."""
+    rules = _rules("\ufeffUser-agent: *\nCrawl-delay: 2.5\nDisallow: /x\nSitemap: https://e.com/s.xml\n")
+    assert rules.sitemaps == ["https://e.com/s.xml"]
+    assert rules.crawl_delay("bot") == 2.5 and rules.crawl_delay(b"bot") == 2.5
+    assert not rules.allowed("https://e.com/x", "bot") and rules.allowed(b"https://e.com/y", b"bot")
+    assert _rules("User-agent: *\nDisallow: /\n").crawl_delay("bot") is None

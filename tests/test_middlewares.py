@@ -12,7 +12,10 @@ from crawler.spiders.site import SiteSpider
 
 
 def test_scope_guard_passes_the_origin_and_marked_requests_only() -> None:
-    crawler = get_crawler(SiteSpider, settings_dict={"SITEMAP_START_URL": "https://www.example.com/"})
+    crawler = get_crawler(
+        SiteSpider, settings_dict={"SITEMAP_START_URL": "https://www.example.com/", "SITEMAP_STATE": False}
+    )
+    crawler.spider = SiteSpider.from_crawler(crawler)  # as Scrapy does first: it makes the crawl's context
     crawler.stats.open_spider()
     guard = ScopeMiddleware.from_crawler(crawler)
     guard.process_request(Request("https://www.example.com/a"))

@@ -11,8 +11,9 @@ from crawler.spiders.site import SiteSpider
 
 
 def crawler_with(progress: bool):  # type: ignore[no-untyped-def]
-    settings = {"SITEMAP_START_URL": "http://127.0.0.1/", "SITEMAP_PROGRESS": progress}
+    settings = {"SITEMAP_START_URL": "http://127.0.0.1/", "SITEMAP_PROGRESS": progress, "SITEMAP_STATE": False}
     crawler = get_crawler(SiteSpider, settings_dict=settings)
+    crawler.spider = SiteSpider.from_crawler(crawler)  # as Scrapy does first: it makes the crawl's context
     crawler.stats.open_spider()
     return crawler
 

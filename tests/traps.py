@@ -1,7 +1,8 @@
 """Hostile sites for the end-to-end tests: a link farm, session-id and
 redirect traps, pages in every charset, huge entries, a gzip bomb, and a
-robots.txt that fails in every way RFC 9309 names. One small stdlib server
-on 127.0.0.1, started and stopped by each test; every page is generated.
+robots.txt that fails in every way RFC 9309 names or is huge. One small
+stdlib server on 127.0.0.1, started and stopped by each test; every page is
+generated.
 """
 
 from __future__ import annotations
@@ -15,8 +16,14 @@ from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-#: Links on each link-farm page, all new.
+#: New links on each link-farm page (which also links up to the page that led to it).
 FARM_LINKS = 2000
+#: Pages of the small ring site (``/ring/N``), all reached from ``/ring/0``.
+RING_PAGES = 200
+#: robots.txt rules for the ring: every page allowed but those whose number ends in 7. With
+#: ``Allow: /`` every URL starts with a rule's plain prefix, so Protego walks all of a
+#: group's rules for each match: the worst case of a huge robots.txt.
+RING_RULES = "Allow: /\nDisallow: /ring/*7$\n"
 Answer = tuple[int, dict[str, str], bytes]
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 
@@ -28,6 +35,41 @@ def html(body: str, head: str = "") -> bytes:
 @lru_cache(maxsize=4)
 def gzip_of_zeros(size: int) -> bytes:
     return gzip.compress(b"\0" * size, compresslevel=9)
+
+
+@lru_cache(maxsize=4)
+def _farm_tails(links: int) -> tuple[str, ...]:
+    return tuple(f'{i}">{i}</a>' for i in range(links))
+
+
+def farm_page(name: str, links: int) -> bytes:
+    """A link up to the page that led here (a URL the crawl knows), then *links*
+    new ones under ``/farm/name-``, built by one join, so that serving the
+    farm costs the server little next to crawling it."""
+    opening = f'<a href="/farm/{name}-'
+    up = f'<a href="/farm/{name.rsplit("-", 1)[0]}">up</a>'
+    return html(up + (opening + opening.join(_farm_tails(links)) if links else ""))
+
+
+def ring_page(number: int, pages: int) -> bytes:
+    """Page *number* of a site of *pages* pages: links to its two children in a
+    binary tree (so a breadth-first crawl soon has many pages to fetch at once)
+    and to the next three pages (so every page is reached, around any gap)."""
+    targets = (2 * number + 1, 2 * number + 2, number + 1, number + 2, number + 3)
+    links = "".join(f'<a href="/ring/{target % pages}">{target % pages}</a>' for target in targets)
+    return html(f"<h1>Ring page {number}</h1>{links}")
+
+
+def big_robots(rules: str, size: int = 500 * 1024) -> str:
+    """*rules* for every user agent, padded to *size* bytes with rules no URL of
+    the trap server matches: the same decisions as *rules* alone, but each URL
+    matched against thousands of rules (RFC 9309 2.5 lets a crawler stop at 500 KiB)."""
+    lines = [f"User-agent: *\n{rules}"]
+    length = len(lines[0])
+    while length < size - 40:  # room for one more line
+        lines.append(f"Disallow: /no-such-path-{len(lines)}/x\n")
+        length += len(lines[-1])
+    return "".join(lines)
 
 
 def charset_page(name: str, charset: str, codec: str) -> Answer:
@@ -73,10 +115,12 @@ class TrapServer(ThreadingHTTPServer):
         robots: Callable[[TrapHandler], Answer | None] | None = None,
         *,
         farm_links: int = FARM_LINKS,
+        ring_pages: int = RING_PAGES,
         image_url_length: int = 1500,
     ):
         super().__init__(("127.0.0.1", 0), TrapHandler)
         self.farm_links = farm_links
+        self.ring_pages = ring_pages
         self.image_url_length = image_url_length
         self.robots = robots or (lambda handler: (200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n"))
         self.lock = threading.Lock()
@@ -106,6 +150,9 @@ class TrapServer(ThreadingHTTPServer):
 class TrapHandler(BaseHTTPRequestHandler):
     server: TrapServer
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: with Nagle's algorithm the body would wait for
+    # the client's delayed ACK (40 ms on Linux), and the crawl would measure that stall.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -128,9 +175,9 @@ class TrapHandler(BaseHTTPRequestHandler):
 
     def route(self, path: str) -> Answer:
         if path.startswith("/farm/"):
-            name = path.removeprefix("/farm/")
-            links = "".join(f'<a href="/farm/{name}-{i}">{i}</a>' for i in range(self.server.farm_links))
-            return 200, HTML, html(links)
+            return 200, HTML, farm_page(path.removeprefix("/farm/"), self.server.farm_links)
+        if path.startswith("/ring/"):
+            return 200, HTML, ring_page(int(path.removeprefix("/ring/") or 0), self.server.ring_pages)
         if path.startswith("/sess/"):
             fresh = uuid.uuid4().hex
             links = (

@@ -28,6 +28,7 @@ from crawler.cli.shared import (
     publish,
     shared_outcome,
 )
+from crawler.context import context_of
 from crawler.extensions.progress import progress_counts
 from crawler.extensions.runstate import RunState
 from crawler.logs import JsonFormatter, SecretsFilter, json_event
@@ -134,7 +135,7 @@ def _run_process(
         process.crawl(crawler)
     elif config.distributed is None:
         crawler = process.create_crawler(SiteSpider)
-        process.crawl(crawler)  # installs the crawl's log handler before returning (text logs)
+        process.crawl(crawler, config=config)  # installs the crawl's log handler before returning (text logs)
     else:
         from crawler.spiders.export import ExportSpider  # noqa: PLC0415 - a distributed crawl only
 
@@ -162,7 +163,7 @@ def _run_process(
             logger.setLevel(level)
         if own is not None:
             logging.getLogger().removeHandler(own)
-    result = CrawlResult.of(crawler)
+    result = context_of(crawler).result
     result.stopped_by = received[0] if received else None
     return result, crawler.stats.get_stats()
 

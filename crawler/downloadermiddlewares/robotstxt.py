@@ -13,6 +13,15 @@ be read and pass whatever its rules say; every other URL, the files a
 sitemap index lists among them, obeys them. That is decided here, from the
 rules themselves, never from a flag a request carries: a request from a
 shared frontier is data, not an order.
+
+Each URL is matched once (a match against a 500 KiB robots.txt costs
+milliseconds): the spider matches a link before it builds its Request, and
+:class:`SiteRules` remembers that very Request object, so the middleware
+lets it pass without a second match. The memo is keyed by object identity
+and holds its keys weakly: it can only name a request this process built
+after these rules allowed its URL, and it shrinks as requests go. A request
+read back from Redis or a disk queue, or a retry's copy, is another object
+and is matched again.
 """
 
 from __future__ import annotations
@@ -20,34 +29,35 @@ from __future__ import annotations
 import logging
 import os
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
+from protego import Protego
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http.request import NO_CALLBACK
-from scrapy.robotstxt import ProtegoRobotParser
+from scrapy.robotstxt import RobotParser
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.python import to_unicode
 from twisted.internet.defer import Deferred
 
 from crawler.audit.blockers import without_disallow_all
+from crawler.context import config_of, context_of
 from crawler.reasons import RobotsDisallowed
-from crawler.results import CrawlResult
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.urls import normalize_or_raw, resolve_link
-from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.robotstxt import RobotParser
 
     from crawler.distributed.robots import SharedRobots
 
-__all__ = ["MAX_ROBOTS_BYTES", "MAX_ROBOTS_REDIRECTS", "SiteRobotsTxtMiddleware", "robots_user_agent"]
+__all__ = ["MAX_ROBOTS_BYTES", "MAX_ROBOTS_REDIRECTS", "SiteRobotsTxtMiddleware", "SiteRules", "robots_user_agent"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +78,48 @@ def robots_agent_of(settings: BaseSettings) -> str:
     return str(settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT"))
 
 
-def _pass_on(rules: RobotParser, waiter: Deferred[RobotParser]) -> RobotParser:
+class SiteRules(RobotParser):
+    """Protego's rules for one origin (parsed as Scrapy's own Protego parser does: UTF-8, a BOM
+    and undecodable bytes ignored), the sitemaps they name, and the requests they have already
+    allowed. A vouch counts only for the URL the last match allowed, so only a decision these
+    rules made spares the middleware its match.
+    """
+
+    def __init__(self, robotstxt_body: bytes):
+        self.rules = Protego.parse(robotstxt_body.decode("utf-8-sig", errors="ignore"))
+        self._last: tuple[str, str] | None = None  # the URL and agent allowed by the last match
+        self._vouched: WeakKeyDictionary[Request, str] = WeakKeyDictionary()  # request -> agent
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
+        return cls(robotstxt_body)
+
+    @property
+    def sitemaps(self) -> list[str]:
+        """The ``Sitemap:`` lines (RFC 9309 leaves them to crawlers; sitemaps.org defines them)."""
+        return list(self.rules.sitemaps)
+
+    def crawl_delay(self, user_agent: str | bytes) -> float | None:
+        delay = self.rules.crawl_delay(to_unicode(user_agent))
+        return None if delay is None else float(delay)
+
+    def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
+        allowed = bool(self.rules.can_fetch(to_unicode(url), to_unicode(user_agent)))
+        self._last = (to_unicode(url), to_unicode(user_agent)) if allowed else None
+        return allowed
+
+    def vouch(self, request: Request) -> None:
+        """*request* was just built for the URL the last match allowed: it needs no second match."""
+        if self._last is not None and self._last[0] == request.url:
+            self._vouched[request] = self._last[1]
+        self._last = None
+
+    def vouched(self, request: Request, user_agent: str) -> bool:
+        """Whether *request* was vouched for, for *user_agent* (once: the memo forgets it)."""
+        return self._vouched.pop(request, None) == user_agent
+
+
+def _pass_on(rules: SiteRules, waiter: Deferred[SiteRules]) -> SiteRules:
     waiter.callback(rules)
     return rules
 
@@ -88,8 +139,8 @@ def truncated(body: bytes) -> bytes:
 
 def _shared_robots(crawler: Crawler) -> SharedRobots | None:
     """robots.txt once for all the workers of a shared crawl (SPEC S8), else ``None``."""
-    shared = SitemapConfig.from_crawler(crawler).distributed
-    if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
+    shared = config_of(crawler).distributed
+    if shared is None or not shared.worker:
         return None
     from crawler.distributed.client import connect  # noqa: PLC0415
     from crawler.distributed.robots import SharedRobots  # noqa: PLC0415 - a shared crawl only
@@ -103,11 +154,11 @@ class SiteRobotsTxtMiddleware:
             raise NotConfigured
         self.crawler = crawler
         self.agent = robots_user_agent(crawler)
-        self._rules: dict[str, RobotParser | Deferred[RobotParser]] = {}
+        self._rules: dict[str, SiteRules | Deferred[SiteRules]] = {}
         self._why: dict[str, str] = {}  # origin -> why its robots.txt could not be read
-        self.as_if_no_blocker = crawler.settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL")
+        self.as_if_no_blocker = config_of(crawler).audit.ignore_disallow_all
         self.shared = _shared_robots(crawler)
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         self.hosts = config.audit.hosts
         self.given_sitemaps = config.audit.seed_sitemaps
         self._named: dict[str, frozenset[str]] = {}  # origin -> the sitemap files robots.txt names or the user gave
@@ -122,6 +173,9 @@ class SiteRobotsTxtMiddleware:
         rules = await self.rules_for(request)
         if request.meta.get("sitemap_file") and request.url in self._named.get(_origin(request), ()):
             return
+        if rules.vouched(request, self.agent):
+            self.crawler.stats.inc_value("robotstxt/allowed_by_spider")  # matched once, by the spider
+            return
         if not rules.allowed(request.url, self.agent):
             self.crawler.stats.inc_value("robotstxt/forbidden")
             why = self._why.get(_origin(request))
@@ -129,19 +183,19 @@ class SiteRobotsTxtMiddleware:
                 f"robots.txt of {why}: nothing may be crawled" if why else "disallowed by robots.txt"
             )
 
-    async def rules_for(self, request: Request) -> RobotParser:
+    async def rules_for(self, request: Request) -> SiteRules:
         """The rules of *request*'s origin, fetched on first use (once, whoever asks meanwhile)."""
         origin = _origin(request)
         known = self._rules.get(origin)
         if isinstance(known, Deferred):
             # A Deferred hands its result to one awaiter only: each waits on a copy of its own.
-            mine: Deferred[RobotParser] = Deferred()
+            mine: Deferred[SiteRules] = Deferred()
             known.addCallback(_pass_on, mine)
-            rules: RobotParser = await maybe_deferred_to_future(mine)
+            rules: SiteRules = await maybe_deferred_to_future(mine)
             return rules
         if known is not None:
             return known
-        waiting: Deferred[RobotParser] = Deferred()
+        waiting: Deferred[SiteRules] = Deferred()
         self._rules[origin] = waiting
         rules = self._parse(await self._decided(origin), request)
         self._rules[origin] = rules
@@ -203,7 +257,7 @@ class SiteRobotsTxtMiddleware:
         """Nothing may be crawled while robots.txt cannot be read (RFC 9309 2.3.1.4)."""
         logger.warning("robots.txt of %s: nothing may be crawled (RFC 9309)", why)
         self._why[origin] = why
-        result = CrawlResult.of(self.crawler)
+        result = context_of(self.crawler).result
         result.robots_unavailable = result.robots_unavailable or why
         return _DISALLOW_ALL
 
@@ -216,10 +270,9 @@ class SiteRobotsTxtMiddleware:
         logger.warning("%s: %s", url, detail)
         self.crawler.signals.send_catch_log(signal=url_warning, url=url, code=code, detail=detail)
 
-    def _parse(self, body: bytes, request: Request) -> RobotParser:
-        rules = ProtegoRobotParser.from_crawler(self.crawler, body)
-        declared = getattr(getattr(rules, "rp", None), "sitemaps", None) or ()
-        named = [*declared, *self.given_sitemaps]
+    def _parse(self, body: bytes, request: Request) -> SiteRules:
+        rules = SiteRules.from_crawler(self.crawler, body)
+        named = [*rules.sitemaps, *self.given_sitemaps]
         if self.hosts is not None:
             named = [self.hosts.to_staging(url) for url in named]
         self._named[_origin(request)] = frozenset(normalize_or_raw(url) for url in named)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from crawler.context import config_of
 from crawler.reasons import OutOfScope
 from crawler.scope import Scope
-from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
@@ -35,7 +35,7 @@ class ScopeMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(Scope(SitemapConfig.from_crawler(crawler).start_url), crawler)
+        return cls(Scope(config_of(crawler).start_url), crawler)
 
     def process_request(self, request: Request) -> None:
         if request.dont_filter or request.meta.get("allow_offsite") or self.scope.contains(request.url):

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.context import config_of
 from crawler.extensions.politeness import Politeness
 from crawler.urls import site_root
-from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
@@ -58,9 +58,9 @@ class SharedPaceMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         shared = config.distributed
-        if shared is None or crawler.settings.get("SITEMAP_ROLE") != "worker":
+        if shared is None or not shared.worker:
             raise NotConfigured  # no message: Scrapy would log it as a warning
         from crawler.distributed.client import connect  # noqa: PLC0415 - a shared crawl only: no redis import else
         from crawler.distributed.coordination import SitePace, Workers  # noqa: PLC0415
@@ -69,7 +69,7 @@ class SharedPaceMiddleware:
         # A grant outlives no download (its timeout, with room for the time it waits in the queue).
         hold = 2 * crawler.settings.getfloat("DOWNLOAD_TIMEOUT") + 10
         pace = SitePace(redis, shared.crawl, site_root(config.start_url), hold, max(config.max_crawl_delay, 1.0))
-        delay = crawler.settings.getfloat("SITEMAP_SHARED_DELAY")
+        delay = shared.shared_delay
         concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         politeness = crawler.get_extension(Politeness)
         if politeness is None:

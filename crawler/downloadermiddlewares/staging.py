@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.context import config_of
 from crawler.urls import site_root
-from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
@@ -33,7 +33,7 @@ class StagingAccessMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        access = SitemapConfig.from_crawler(crawler).audit.access
+        access = config_of(crawler).audit.access
         if access is None:
             raise NotConfigured  # no message: Scrapy would log it as a warning
         return cls(access)

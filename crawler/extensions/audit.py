@@ -17,6 +17,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.audit.record import SCHEMA
+from crawler.context import config_of
+from crawler.downloadermiddlewares.robotstxt import SiteRules
 from crawler.items import PageFacts
 from crawler.reasons import Excluded
 from crawler.signals import url_warning
@@ -48,7 +50,7 @@ class AuditRecorder:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         if config.audit.record_path is None:
             raise NotConfigured  # no message: Scrapy would log it as a warning
         recorder = cls(config)
@@ -113,7 +115,7 @@ class AuditRecorder:
             self._tick()
 
     def robots_parsed(self, robotparser: RobotParser, request: object = None) -> None:
-        sitemaps = getattr(getattr(robotparser, "rp", None), "sitemaps", ())
+        sitemaps = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
         if self.db is not None:
             self.db.executemany("INSERT OR IGNORE INTO robots_sitemaps VALUES (?)", ((url,) for url in sitemaps))
 

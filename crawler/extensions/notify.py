@@ -24,7 +24,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from crawler.extensions.runstate import RunState
+from crawler.context import config_of, context_of
 from crawler.results import ExportResult, Notification
 from crawler.services.indexnow import submit
 from crawler.signals import sitemaps_published
@@ -48,7 +48,7 @@ class IndexNowNotifier:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         if not (config.indexnow_endpoint and config.indexnow_key and config.indexnow_key_location):
             raise NotConfigured  # off unless asked for: no warning
         notifier = cls(crawler, config, str(crawler.settings.get("USER_AGENT")))
@@ -57,7 +57,7 @@ class IndexNowNotifier:
         return notifier
 
     def sitemaps_published(self, result: ExportResult) -> None:
-        state = RunState.of(self.crawler)
+        state = context_of(self.crawler).run_state
         if state is None:
             result.notification = Notification(skipped="it needs the state store to know what changed")
             return

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
+from crawler.context import config_of
 from crawler.downloadermiddlewares.robotstxt import robots_user_agent
 from crawler.pace import Pace
 from crawler.stats import Stat
-from settings.config import SitemapConfig
 from settings.values import adapts
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class Politeness:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         template = Pace(
             fixed=not adapts(settings),
             base=settings.getfloat("DOWNLOAD_DELAY"),

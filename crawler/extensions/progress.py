@@ -10,9 +10,9 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
+from crawler.context import config_of
 from crawler.logs import json_event
 from crawler.stats import Stat, dropped
-from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
@@ -50,10 +50,10 @@ class Progress:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        if not SitemapConfig.from_crawler(crawler).progress:
+        if not config_of(crawler).progress:
             # Off unless asked for (SITEMAP_PROGRESS); no message, so Scrapy logs no warning.
             raise NotConfigured
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         json_lines = config.log_format == "json"
         progress = cls(crawler, 30.0 if json_lines else 1.0 if sys.stderr.isatty() else 10.0)
         progress.json = json_lines

@@ -16,9 +16,10 @@ from typing import IO, TYPE_CHECKING
 
 from scrapy import signals
 
+from crawler.context import config_of, context_of
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
-from crawler.results import CrawlResult, StartOutcome
+from crawler.results import StartOutcome
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.stats import Stat, dropped, warning
@@ -61,7 +62,7 @@ class CrawlReport:
     def __init__(self, crawler: Crawler, config: SitemapConfig):
         self.crawler = crawler
         self.stats = crawler.stats
-        self.result = CrawlResult.of(crawler)
+        self.result = context_of(crawler).result
         self.config = config
         self.path = config.report_path
         self.tmp_path = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -73,7 +74,7 @@ class CrawlReport:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        report = cls(crawler, SitemapConfig.from_crawler(crawler))
+        report = cls(crawler, config_of(crawler))
         crawler.signals.connect(report.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(report.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(report.item_dropped, signal=signals.item_dropped)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from crawler.context import context_of
 from crawler.modes import RunMode
 from crawler.results import CrawlResult
 from crawler.state.placement import Placer, placer
@@ -33,7 +34,6 @@ __all__ = ["Carried", "RunState", "now_w3c"]
 
 logger = logging.getLogger(__name__)
 
-_ATTR = "_sitemap_run_state"
 #: A URL an update keeps from the last published run: (url, lastmod, facts, shard group).
 Carried = tuple[str, str | None, dict[str, Any], str]
 
@@ -69,8 +69,9 @@ class RunState:
       published or failed; an interrupted one stays open for ``--resume``.
     """
 
-    def __init__(self, crawler: Crawler, store: StateStore, run: int, mode: RunMode):
+    def __init__(self, crawler: Crawler, store: StateStore, run: int, mode: RunMode, result: CrawlResult):
         self.crawler = crawler
+        self.result = result
         self.store = store
         self.run = run
         self.mode = mode
@@ -80,10 +81,13 @@ class RunState:
 
     @classmethod
     def of(cls, crawler: Crawler) -> RunState | None:
-        """The crawl's run state, opened on first use; ``None`` when the state store is off."""
-        if hasattr(crawler, _ATTR):
-            return getattr(crawler, _ATTR)  # type: ignore[no-any-return]
-        config = SitemapConfig.from_crawler(crawler)
+        """The crawl's run state (its context opens it on first use); ``None`` when the state store is off."""
+        return context_of(crawler).run_state
+
+    @classmethod
+    def open(cls, crawler: Crawler, config: SitemapConfig, result: CrawlResult) -> RunState | None:
+        """A new run (or the interrupted one, resumed) of the crawl's state store, once per crawl
+        (:class:`crawler.context.CrawlContext` calls it); ``None`` when the state store is off."""
         state = None
         if config.state_path is not None:
             store = StateStore(config.state_path)
@@ -97,12 +101,10 @@ class RunState:
             store.set_meta("origin", origin)
             run, resumed = store.begin_run(now_w3c(), config.resume)
             mode = RunMode.UPDATE if config.updating else RunMode.RESUME if resumed else RunMode.CRAWL
-            state = cls(crawler, store, run, mode)
-            result = CrawlResult.of(crawler)
+            state = cls(crawler, store, run, mode, result)
             result.mode, result.run = mode, run
             crawler.signals.connect(state.spider_closed, signal=signals.spider_closed)
             crawler.signals.connect(state.engine_stopped, signal=signals.engine_stopped)
-        setattr(crawler, _ATTR, state)
         return state
 
     @classmethod
@@ -245,6 +247,6 @@ class RunState:
 
     def engine_stopped(self) -> None:
         if self._close_reason == "finished":
-            status = "published" if CrawlResult.of(self.crawler).published else "failed"
+            status = "published" if self.result.published else "failed"
             self.store.finish_run(self.run, status, now_w3c())
         self.store.close()

@@ -24,6 +24,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import Deferred
 
+from crawler.context import config_of
 from crawler.distributed.client import connect
 from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
 from crawler.distributed.coordination import SUMMED, add_counts
@@ -31,7 +32,6 @@ from crawler.distributed.frontier import Lease
 from crawler.distributed.link import WorkerLink
 from crawler.items import PageFacts
 from crawler.reasons import Reason, pages_spent
-from settings.config import SitemapConfig
 from settings.distributed import masked_url
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class RedisScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        config = SitemapConfig.from_crawler(crawler)
+        config = config_of(crawler)
         assert config.distributed is not None, "the Redis scheduler runs in a distributed crawl only"
         name = f"{socket.gethostname()}-{os.getpid()}-{id(crawler):x}"
         redis = connect(config.distributed.url)
@@ -81,7 +81,7 @@ class RedisScheduler(BaseScheduler):
         room = 2 * max(1, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
                           grace=config.distributed.grace, room=room,
-                          max_pages=crawler.settings.getint("SITEMAP_SHARED_MAX_PAGES"))  # fmt: skip
+                          max_pages=config.distributed.shared_max_pages)  # fmt: skip
         link.over_budget = partial(over_budget, max_pages=link.max_pages)
         scheduler = cls(crawler, link)
         scheduler.where = masked_url(config.distributed.url)

@@ -18,13 +18,13 @@ from redis.exceptions import RedisError
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider
 
+from crawler.context import CrawlContext
 from crawler.distributed.client import connect
 from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
 from crawler.distributed.vetting import Vetting
 from crawler.downloadermiddlewares.robotstxt import robots_agent_of
-from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.stats import Stat
 from settings.config import SitemapConfig
@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 class ExportSpider(Spider):
     name = "site-export"
     config: SitemapConfig
+    context: CrawlContext
     channel: ItemChannel
     entries: dict[int, str]
     finished: list[str]  # entries whose items are through the pipelines, to acknowledge
@@ -50,9 +51,10 @@ class ExportSpider(Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.config = SitemapConfig.from_crawler(crawler)
+        spider.context = CrawlContext.for_spider(crawler)
+        spider.config = spider.context.config
         assert spider.config.distributed is not None
-        RunState.of(crawler)  # the state store is the exporter's alone
+        _ = spider.context.run_state  # opened now: the state store is the exporter's alone
         spider.entries = {}
         spider.finished = []
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):

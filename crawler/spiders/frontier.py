@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from urllib.parse import urlsplit
 
-from crawler.reasons import Limit, pages_spent
+from crawler.reasons import Limit, Reason, pages_spent
 
 __all__ = ["Frontier", "variant_key"]
 
@@ -52,6 +52,16 @@ class Frontier:
         """The page budget is fully reserved: no new page may be queued."""
         return self.spent or (bool(self.max_pages) and self.reserved >= self.max_pages)
 
+    @property
+    def counting_only(self) -> bool:
+        """Past the page budget, with every ``limit`` report line given: a new
+        link can only be counted, so it is neither normalised nor checked."""
+        return self.full and self.saturated(Reason.LIMIT)
+
+    def count(self, reason: str, urls: int = 1) -> None:
+        """*urls* left out for *reason* without a line of their own (the summary counts them)."""
+        self.not_itemised[reason] += urls
+
     def over(self, url: str, depth: int) -> tuple[Limit, str] | None:
         """The limit *url* at *depth* is over, with a detail for the report, or ``None``."""
         if self.max_depth and depth > self.max_depth:
@@ -87,7 +97,7 @@ class Frontier:
         if self.lines[reason] < self.max_lines:
             self.lines[reason] += 1
             return True
-        self.not_itemised[reason] += 1
+        self.count(reason)
         return False
 
     def saturated(self, reason: str) -> bool:

@@ -21,6 +21,7 @@ from scrapy.http import Response
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
+from crawler.downloadermiddlewares.robotstxt import SiteRules
 from crawler.items import PageFacts
 from crawler.modes import RunMode
 from crawler.protocol import MAX_BYTES
@@ -70,8 +71,7 @@ class SitemapSeeds(Spider):
         self.robots = robotparser
         if self.mode is RunMode.UPDATE:
             return
-        inner = getattr(robotparser, "rp", None)
-        named = list(getattr(inner, "sitemaps", None) or [])
+        named = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
         for url in [*named, *self.extra_sitemaps][:MAX_SITEMAP_FILES]:
             self.schedule_sitemap(self.hosts.to_staging(url) if self.hosts else url, level=1)
 

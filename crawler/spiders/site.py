@@ -19,7 +19,8 @@ from scrapy.exceptions import DownloadCancelledError, StopDownload
 from scrapy.http import Response
 from twisted.internet.defer import CancelledError
 
-from crawler.downloadermiddlewares.robotstxt import robots_user_agent
+from crawler.context import CrawlContext
+from crawler.downloadermiddlewares.robotstxt import SiteRules, robots_user_agent
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
@@ -51,6 +52,7 @@ __all__ = ["SiteSpider"]
 class SiteSpider(SitemapSeeds):
     name = "site"
     config: SitemapConfig
+    context: CrawlContext
     scope: Scope
     robots_agent: str
     seen: set[str]  # raw and normalised spellings of every URL already handled
@@ -63,11 +65,14 @@ class SiteSpider(SitemapSeeds):
     own_files: tuple[str, ...]
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, url: str | None = None, **kwargs: Any) -> Self:
+    def from_crawler(
+        cls, crawler: Crawler, *args: Any, url: str | None = None, config: SitemapConfig | None = None, **kwargs: Any
+    ) -> Self:
         if url:
             crawler.settings.set("SITEMAP_START_URL", url, priority="cmdline")
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.config = SitemapConfig.from_crawler(crawler)
+        spider.context = CrawlContext.for_spider(crawler, config)  # what every other component finds
+        spider.config = spider.context.config
         spider.scope = Scope(spider.config.start_url)
         spider.robots_agent = robots_user_agent(crawler)
         spider.seen = set()
@@ -85,10 +90,10 @@ class SiteSpider(SitemapSeeds):
         spider.extra_sitemaps = config.audit.seed_sitemaps
         # Our staging folders and manifest, should the site serve the output folder with a listing.
         spider.own_files = (config.base_url + STAGING_PREFIX, config.base_url + MANIFEST_NAME)
-        spider.state = RunState.of(crawler)
+        spider.state = spider.context.run_state
         # Content digests serve the state store (here, or the exporter's of a shared crawl), and
         # the audit's soft-404 check.
-        exporter_state = crawler.settings.getbool("SITEMAP_SHARED_STATE")
+        exporter_state = config.distributed is not None and config.distributed.exporter_state
         digest = spider.state is not None or exporter_state or config.audit.record_path is not None
         spider.reader = ResponseReader(config, crawler, digest=digest)
         if spider.state is not None:
@@ -161,8 +166,8 @@ class SiteSpider(SitemapSeeds):
         if raw_url in seen:
             return
         frontier = self.frontier
-        if frontier.full and frontier.saturated(Reason.LIMIT):
-            frontier.not_itemised[Reason.LIMIT] += 1
+        if frontier.counting_only:
+            frontier.count(Reason.LIMIT)
             return
         try:
             url = normalize_url(raw_url, encoding, self.config.strip_params)
@@ -192,13 +197,16 @@ class SiteSpider(SitemapSeeds):
             )
             return
         frontier.reserve()
-        yield Request(
+        request = Request(
             url,
             callback=self.parse,
             errback=self.failed,
             meta={"depth": depth, "referrer": referrer, "redirect_chain": chain or [], "page": True},
             priority=-depth,  # breadth-first
         )
+        if isinstance(self.robots, SiteRules):
+            self.robots.vouch(request)  # matched above: the robots middleware need not match it again
+        yield request
 
     # -- callbacks -----------------------------------------------------------
 
@@ -235,24 +243,34 @@ class SiteSpider(SitemapSeeds):
         self.crawler.stats.inc_value(Stat.NOT_MODIFIED)
         return facts
 
-    def targets(self, facts: PageFacts, known: AbstractSet[str] = frozenset()) -> list[tuple[str, int]]:
-        """(URL, depth) of what a page leads to: its redirect target, its
-        canonical and its links (unless it says nofollow), leaving out the
-        *known* ones first, since on most pages nearly all links are."""
+    def leads(self, facts: PageFacts) -> tuple[list[str], int]:
+        """What a page leads to, and at which depth: its redirect target, or
+        its canonical and its links (unless it says nofollow)."""
         if facts.redirect_to:
             # One hop at a time: every URL of a chain is reported, up to the cap.
-            if facts.redirect_to in known or len(facts.redirect_chain) >= self.config.max_redirects:
-                return []
-            return [(facts.redirect_to, facts.depth)]
+            if len(facts.redirect_chain) >= self.config.max_redirects:
+                return [], facts.depth
+            return [facts.redirect_to], facts.depth
         urls = [facts.canonical] if facts.canonical and facts.canonical != facts.url else []
         if "nofollow" not in facts.robots or self.config.follow_nofollow:
             urls += facts.links
-        depth = facts.depth + 1
+        return urls, facts.depth + 1
+
+    def targets(self, facts: PageFacts, known: AbstractSet[str] = frozenset()) -> list[tuple[str, int]]:
+        """(URL, depth) of what a page leads to, leaving out the *known* ones
+        first, since on most pages nearly all links are."""
+        urls, depth = self.leads(facts)
         return [(url, depth) for url in urls if url not in known]
 
     def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
         if self.mode is RunMode.UPDATE:
             return  # an update fetches the URLs it was given, nothing else
+        if self.frontier.counting_only:
+            # Past the budget a link costs a count: one set lookup (a known URL is not counted),
+            # no normalisation, no check, no call per link.
+            urls, _ = self.leads(facts)
+            self.frontier.count(Reason.LIMIT, len(urls) - sum(map(self.seen.__contains__, urls)))
+            return
         chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
         for target, depth in self.targets(facts, self.seen):
             yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
