@@ -9,7 +9,7 @@ URL ?=
 OUT ?= sitemaps
 ARGS ?=
 
-.PHONY: install crawl test test-tools lint bench bench-tools
+.PHONY: install crawl test test-tools lint mutants bench bench-tools
 
 $(BIN)/sitemap-crawler: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ lint: install
 test: lint test-tools
 	@if command -v podman >/dev/null && command -v debootstrap >/dev/null; then . .ci/podman-setup; fi; \
 	  $(BIN)/python -m pytest
+
+# One-line mutants of the rules SPEC names, each against the tests that guard it (the kill table).
+mutants: install test-tools
+	$(BIN)/python tests/mutants.py
 
 # The audit report's browser test drives Debian's Chromium through its WebDriver; the
 # container tests build and run the image with podman on a Debian 12 base made here

@@ -31,10 +31,6 @@ class IndexNowReport:
     batches: list[dict[str, object]] = field(default_factory=list)
     error: str | None = None
 
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
 
 def _http(url: str, user_agent: str, timeout: float, body: bytes | None = None) -> tuple[int, bytes]:
     """One request with a total deadline: a slow server never keeps the run alive."""
