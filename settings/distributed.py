@@ -7,6 +7,7 @@ whose ``repr`` masks it, and never logged.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,9 @@ class Distributed:
     shared_delay: float = 0.0
     shared_max_pages: int = 0
     exporter_state: bool = False
+    #: The shared secret (never a setting: from $SITEMAP_CRAWLER_SHARED_SECRET or secret_file), which
+    #: seals what the workers write to Redis; None only where no process of the crawl was given one.
+    secret: bytes | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"Distributed(url={masked_url(self.url)!r}, crawl={self.crawl!r})"
@@ -128,6 +132,7 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
         shared_delay=number(settings, "SITEMAP_SHARED_DELAY"),
         shared_max_pages=whole_number(settings, "SITEMAP_SHARED_MAX_PAGES"),
         exporter_state=settings.getbool("SITEMAP_SHARED_STATE"),
+        secret=shared_secret(os.environ, str(settings.get("SITEMAP_SHARED_SECRET_FILE") or "") or None),
     )
 
 

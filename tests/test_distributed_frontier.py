@@ -123,6 +123,15 @@ def test_an_entry_that_is_not_ours_is_refused_not_run(redis_url: str) -> None:
         b'{"v":1,"url":"https://e.com/","depth":-1,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{}}',
         b'{"v":1,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{"x":1}}',
         b'{"v":2,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{}}',
+        # URLs that pass for http(s) but no request can be made of: a broken host, a port out of
+        # range, a lone surrogate; and JSON nested deeper than Python reads.
+        *(
+            b'{"v":1,"url":"' + url + b'","depth":0,"referrer":null,"priority":0,"callback":"parse",'
+            b'"errback":"failed","meta":{}}'
+            for url in (b"http://[::1", b"http://a:99999/", b"https://e.com/\\ud800", b"https:///x")
+        ),
+        b"[" * 5000,
+        b'{"v":1,"url":"https://e.com/","depth":0,"referrer":null,"priority":0,"callback":"parse","errback":"failed","meta":{"dont_obey_robotstxt":true}}',
     ],
 )
 def test_the_codec_refuses_what_is_not_a_queued_request(raw: bytes) -> None:

@@ -169,6 +169,10 @@ def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str
                 request = {"v": 1, "url": f"{origin}/private/secret.html", "depth": 1, "referrer": None,
                            "priority": 0, "callback": callback, "errback": "failed", "meta": meta}  # fmt: skip
                 redis.xadd(keys + "frontier", {"r": json.dumps(request)})
+            # A URL that passes for http(s) but that Scrapy cannot request, and JSON nested too deep.
+            broken = {**request, "url": "http://[::1", "meta": {}, "callback": "parse"}
+            redis.xadd(keys + "frontier", {"r": json.dumps(broken)})
+            redis.xadd(keys + "frontier", {"r": "[" * 5000})
             # Facts of another host, of a URL nobody queued, and of a disallowed URL made to look queued.
             redis.sadd(keys + "seen", url_fingerprint(f"{origin}/private/planted.html"))
             for url in ("https://evil.example/x", f"{origin}/never-crawled.html", f"{origin}/private/planted.html"):
@@ -192,7 +196,8 @@ def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str
     assert sorted(listed) == sorted([f"{origin}/", *(f"{origin}/p{n}.html" for n in range(1, 40))])
     assert "Refused 3 items from the shared crawl's Redis" in stderr
     assert "Removed 2 heartbeat(s)" in stderr
-    assert stderr.count("Refused a frontier entry that is not ours") == 1  # the rule switch; the other obeys robots
+    # The rule switch, the broken URL, the nesting (the sitemap request for /private/ obeys robots.txt).
+    assert stderr.count("Refused a frontier entry that is not ours") == 3
 
 
 def test_the_page_planted_as_queued_but_disallowed_is_refused_by_robots_alone(redis_url: str, tmp_path: Path) -> None:
@@ -225,3 +230,66 @@ def test_the_page_planted_as_queued_but_disallowed_is_refused_by_robots_alone(re
         "a page the shared frontier never queued",
         None,  # never fetched: an out-of-scope link, for the report
     ]
+
+
+def test_what_workers_write_is_sealed_and_what_is_not_is_refused_or_fetched_again(redis_url: str) -> None:
+    """A robots.txt, an item, a lock and a counter planted in Redis, each on the real server."""
+    import asyncio
+
+    from redis.asyncio import Redis as AsyncRedis
+
+    from crawler.distributed.codec import QueuedRequest
+    from crawler.distributed.frontier import RedisFrontier
+    from crawler.distributed.items import ItemChannel
+    from crawler.distributed.robots import SharedRobots, robots_key
+    from crawler.distributed.vetting import Vetting
+    from crawler.items import PageFacts
+
+    fetched: list[str] = []
+
+    async def fetch() -> tuple[bytes, str | None]:
+        fetched.append("again")
+        return b"User-agent: *\nDisallow: /p/\n", None
+
+    async def body() -> tuple[object, ...]:
+        redis = AsyncRedis.from_url(redis_url)
+        try:
+            # An allow-everything robots.txt planted unsealed: fetched again, and the exporter refuses by it.
+            await redis.hset(robots_key("c"), "https://e.com", json.dumps({"body": "", "why": None}))
+            vetting = Vetting(redis, "c", "https://e.com/", "bot", SECRET)
+            await redis.sadd("sitemap-crawler:c:seen", url_fingerprint("https://e.com/p/x"))
+            before = await vetting.refusals([PageFacts("https://e.com/p/x", status=200)])
+            decided = await SharedRobots(redis, "c", "w", secret=SECRET).decided("https://e.com", fetch)
+            after = await Vetting(redis, "c", "https://e.com/", "bot", SECRET).refusals(
+                [PageFacts("https://e.com/p/x", status=200)]
+            )
+            # A lock without a time-to-live: no worker of ours took it, so it does not hold the others off.
+            await redis.set("sitemap-crawler:c:robots-lock:https://f.com", "ghost")
+            locked = await asyncio.wait_for(
+                SharedRobots(redis, "c", "w", secret=SECRET).decided("https://f.com", fetch), 5
+            )
+            # An item pushed by a worker is sealed; one planted without the seal, or with another's, is refused.
+            channel = ItemChannel(redis, "c", secret=SECRET)
+            await channel.open()
+            await channel.push(PageFacts("https://e.com/ours", status=200))
+            await redis.xadd(channel.stream, {"f": _facts("https://e.com/planted")})
+            await ItemChannel(redis, "c", secret=b"another-secret-of-16-chars").push(
+                PageFacts("https://e.com/other", status=200)
+            )
+            taken = [facts.url for _, facts in await channel.take()]
+            # A page counter of another type: repaired, the offer goes through.
+            await redis.hset("sitemap-crawler:c:pages", "x", "1")
+            frontier = RedisFrontier(redis, "c", "w")
+            await frontier.open()
+            offered = await frontier.offer([(b"1" * 16, QueuedRequest("https://e.com/new"))], max_pages=10)
+            return before, decided, after, locked, taken, channel.refused, offered.added
+        finally:
+            await redis.aclose()
+
+    before, decided, after, locked, taken, refused, added = asyncio.run(body())
+    assert before == ["a page fetched before robots.txt was read"]  # the planted body is not the workers'
+    assert decided == (b"User-agent: *\nDisallow: /p/\n", None) and len(fetched) == 2
+    assert after == ["a page robots.txt disallows"]
+    assert locked == (b"User-agent: *\nDisallow: /p/\n", None)
+    assert taken == ["https://e.com/ours"] and refused == 2
+    assert added == 1

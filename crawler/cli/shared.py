@@ -99,7 +99,9 @@ def private_redis(settings: Settings) -> Iterator[bytes | None]:
             raise SharedCrawlError(f"--workers needs a Redis: {error}") from None
         try:
             settings.set("SITEMAP_DISTRIBUTED", server.url, priority="cmdline")
-            yield secrets.token_hex(32).encode()
+            # This run's own secret, where every process of it reads one (its workers inherit it).
+            secret = os.environ.setdefault(SECRET_VARIABLE, secrets.token_hex(32))
+            yield secret.encode()
         finally:
             server.stop()
     finally:
@@ -171,7 +173,7 @@ def shared_outcome(shared: Distributed, origin: str) -> tuple[dict[str, Any], st
     except (RedisError, OSError):
         return {}, None
     try:
-        why = decode(robots)[1] if robots is not None else None
+        why = decode(robots, shared.secret, shared.crawl, origin)[1] if robots is not None else None
     except ValueError:
         why = None  # not ours: the workers refetched it
     return dict(parse_counts(raw)), why

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 __all__ = ["CALLBACKS", "ERRBACKS", "META_KEYS", "PAGE_CALLBACK", "PoisonedEntry", "QueuedRequest", "decode", "encode"]
 
@@ -77,13 +78,21 @@ def decode(raw: bytes) -> QueuedRequest:
         raise PoisonedEntry(f"entry of {len(raw)} bytes")
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise PoisonedEntry("not JSON") from None
     if not isinstance(data, dict) or set(data) != _FIELDS or data["v"] != VERSION:
         raise PoisonedEntry("not a queued request of this version")
     url, referrer, callback, meta = data["url"], data["referrer"], data["callback"], data["meta"]
     if not isinstance(url, str) or not url.startswith(("http://", "https://")) or len(url) > MAX_URL:
         raise PoisonedEntry("url is not an http(s) URL")
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port out of range raises here
+        url.encode("utf-8")  # a lone surrogate from a JSON escape raises here
+    except ValueError:
+        raise PoisonedEntry("url is not a valid URL") from None
+    if not parts.hostname:
+        raise PoisonedEntry("url has no host")
     if referrer is not None and (not isinstance(referrer, str) or len(referrer) > MAX_URL):
         raise PoisonedEntry("referrer is not a URL")
     if callback not in CALLBACKS or data["errback"] not in ERRBACKS:

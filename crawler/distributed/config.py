@@ -11,13 +11,13 @@ signed with another secret, altered, or holds anything off the list.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import math
 from typing import Any
 
 from redis import Redis
+
+from crawler.distributed.signing import seal, sealed
 
 __all__ = ["CURRENT", "SHARED_OPTIONS", "ConfigRefused", "fetch_config", "publish_config", "shared_options", "signed"]
 
@@ -112,14 +112,10 @@ def _checked(name: str, value: object) -> object:
     return value
 
 
-def _signature(secret: bytes, payload: bytes) -> str:
-    return hmac.new(secret, payload, hashlib.sha256).hexdigest()
-
-
 def signed(secret: bytes, crawl: str, options: dict[str, Any]) -> bytes:
     """The stored form: the payload and its HMAC-SHA256 under *secret*."""
     payload = json.dumps({"v": VERSION, "crawl": crawl, "options": options}, sort_keys=True, separators=(",", ":"))
-    return json.dumps({"payload": payload, "sig": _signature(secret, payload.encode())}).encode()
+    return json.dumps({"payload": payload, "sig": seal(secret, "config", payload.encode())}).encode()
 
 
 def publish_config(redis: Redis, crawl: str, options: dict[str, Any], secret: bytes) -> None:
@@ -143,16 +139,15 @@ def _verified(raw: bytes, secret: bytes) -> dict[str, Any]:
     try:
         stored = json.loads(raw)
         payload, signature = stored["payload"], stored["sig"]
-    except (ValueError, TypeError, KeyError):
+        body = payload.encode()
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):  # UnicodeError is a ValueError
         raise ConfigRefused("the crawl's configuration in Redis is not signed: refused") from None
-    if not isinstance(payload, str) or not isinstance(signature, str):
-        raise ConfigRefused("the crawl's configuration in Redis is not signed: refused")
-    if not hmac.compare_digest(signature, _signature(secret, payload.encode())):
+    if not sealed(secret, "config", body, signature):
         raise ConfigRefused(
             "the crawl's configuration in Redis is not signed with this worker's shared secret "
             "(altered, or another secret): refused"
         )
-    data = json.loads(payload)
+    data = json.loads(payload)  # sealed by the coordinator: our own JSON
     if not isinstance(data, dict) or data.get("v") != VERSION or not isinstance(data.get("options"), dict):
         raise ConfigRefused("the crawl's configuration in Redis is of another version")
     return data

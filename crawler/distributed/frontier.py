@@ -33,9 +33,20 @@ GROUP = "workers"
 _OFFER = """
 local budget = tonumber(ARGV[1])
 local added, over = 0, {}
+local function count()
+  local counted = redis.pcall('INCR', KEYS[3])
+  if type(counted) == 'table' then  -- not a counter of ours (another type, not a number): repaired
+    redis.call('DEL', KEYS[3])
+    counted = redis.call('INCR', KEYS[3])
+  end
+  return counted
+end
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'set' and redis.call('TYPE', KEYS[1])['ok'] ~= 'none' then
+  redis.call('DEL', KEYS[1])  -- a seen "set" of another type is not ours
+end
 for i = 2, #ARGV, 3 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    if budget > 0 and ARGV[i + 2] == '1' and redis.call('INCR', KEYS[3]) > budget then
+    if budget > 0 and ARGV[i + 2] == '1' and count() > budget then
       over[#over + 1] = (i - 2) / 3
     else
       redis.call('XADD', KEYS[2], '*', 'r', ARGV[i + 1])

@@ -10,6 +10,7 @@ import json
 
 from redis.asyncio import Redis
 
+from crawler.distributed.signing import seal, sealed
 from crawler.distributed.stream import LeasedStream
 from crawler.items import PageFacts
 
@@ -25,14 +26,23 @@ def _facts(raw: object) -> PageFacts:
     data = json.loads(raw)
     if not isinstance(data, dict) or not isinstance(data.get("url"), str):
         raise ValueError("not the facts of a URL")  # noqa: TRY004 - a refused entry, like the others
+    status = data.get("status")
+    if status is not None and (not isinstance(status, int) or isinstance(status, bool)):
+        raise ValueError("status is not a whole number")
+    data["url"].encode("utf-8")  # a lone surrogate from a JSON escape is no URL
     return PageFacts.from_dict(data)
 
 
 class ItemChannel:
-    def __init__(self, redis: Redis, crawl: str, consumer: str = "exporter", lease_seconds: float = 120.0):
+    def __init__(
+        self, redis: Redis, crawl: str, consumer: str = "exporter", lease_seconds: float = 120.0,
+        secret: bytes | None = None,
+    ) -> None:  # fmt: skip
         self.redis = redis
         self.stream = f"sitemap-crawler:{crawl}:items"
         self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
+        self.secret = secret  # items are sealed under it, and an item without its seal is refused
+        self.context = f"item {crawl}"
 
     @property
     def refused(self) -> int:
@@ -46,12 +56,23 @@ class ItemChannel:
         """The facts into the stream, in one round trip."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for each in facts:
-                pipe.xadd(self.stream, {"f": json.dumps(each.to_dict(), ensure_ascii=False, default=str).encode()})
+                data = json.dumps(each.to_dict(), ensure_ascii=False, default=str).encode()
+                fields = {"f": data} if self.secret is None else {"f": data, "s": seal(self.secret, self.context, data)}
+                pipe.xadd(self.stream, fields)  # type: ignore[arg-type]
             await pipe.execute()
 
     async def take(self, count: int = 100, block_ms: int | None = None) -> list[tuple[str, PageFacts]]:
         """Items to export: those left unfinished by an exporter that died, then new ones."""
-        return await self.entries.take_ours(count, b"f", _facts, "an item", block_ms)
+        return await self.entries.take_ours(count, None, self._read, "an item", block_ms)
+
+    def _read(self, fields: object) -> PageFacts:
+        """The facts in an entry's *fields*, sealed under the crawl's secret (when it has one)."""
+        if not isinstance(fields, dict):
+            raise TypeError("not an item entry")
+        data = fields.get(b"f")
+        if self.secret is not None and not sealed(self.secret, self.context, data or b"", fields.get(b"s")):
+            raise ValueError("not sealed by a worker of this crawl")
+        return _facts(data)
 
     async def done(self, entries: list[str]) -> None:
         await self.entries.done(entries)

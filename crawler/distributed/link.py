@@ -50,6 +50,7 @@ class WorkerLink:
     # The facts of a page refused because the budget is spent (the adapter words them as a local crawl does).
     over_budget: Callable[[QueuedRequest], PageFacts] | None = None
     spent: bool = False  # the page budget is used up: this worker's spider stops offering pages
+    secret: bytes | None = None  # the crawl's: seals the items this worker pushes
     frontier: RedisFrontier = field(init=False)
     channel: ItemChannel = field(init=False)
     workers: Workers = field(init=False)
@@ -63,7 +64,7 @@ class WorkerLink:
 
     def __post_init__(self) -> None:
         self.frontier = RedisFrontier(self.redis, self.crawl, self.name, self.lease_seconds)
-        self.channel = ItemChannel(self.redis, self.crawl)
+        self.channel = ItemChannel(self.redis, self.crawl, secret=self.secret)
         self.workers = Workers(self.redis, self.crawl, ttl=max(3.0, self.lease_seconds / 4))
 
     async def open(self) -> None:
@@ -129,7 +130,12 @@ class WorkerLink:
         if len(self.leases) < self.room:
             for lease in await self.frontier.lease(count=self.room - len(self.leases)):
                 self.leases[lease.entry] = _Leased()
-                wake(lease)
+                try:
+                    wake(lease)
+                except Exception as error:  # noqa: BLE001 - a request Scrapy cannot make of it is not ours
+                    logger.warning("Refused a frontier entry that is not ours (%s): %s", lease.entry, error)
+                    del self.leases[lease.entry]
+                    await self.frontier.ack([lease.entry])
         busy = bool(self.leases or self.outbox or self.pending_items)
         if busy:
             self.idle_since = None

@@ -16,7 +16,9 @@ from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
 
-__all__ = ["SharedRobots", "decode", "robots_key"]
+from crawler.distributed.signing import seal, sealed
+
+__all__ = ["SharedRobots", "decode", "encode", "robots_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +39,20 @@ def robots_key(crawl: str) -> str:
     return f"sitemap-crawler:{crawl}:robots"
 
 
+def encode(decided: Decided, secret: bytes | None, crawl: str, origin: str) -> str:
+    """The stored form of a decision, sealed under the crawl's secret (when it has one)."""
+    body, why = decided
+    data: dict[str, object] = {"body": body.decode("latin-1"), "why": why}
+    if secret is not None:
+        data["sig"] = seal(secret, f"robots {crawl} {origin}", body + b"\0" + (why or "").encode())
+    return json.dumps(data)
+
+
 class SharedRobots:
-    def __init__(self, redis: Redis, crawl: str, name: str, lock_seconds: float = 60.0):
+    def __init__(self, redis: Redis, crawl: str, name: str, lock_seconds: float = 60.0, secret: bytes | None = None):
         self.redis = redis
+        self.crawl = crawl
+        self.secret = secret
         self.key = robots_key(crawl)
         self.lock_prefix = f"sitemap-crawler:{crawl}:robots-lock:"
         self.name = name
@@ -52,30 +65,41 @@ class SharedRobots:
             stored = await self.redis.hget(self.key, origin)
             if stored is not None:
                 try:
-                    return decode(stored)
-                except ValueError:  # not what a worker stores: removed, and fetched again
+                    return decode(stored, self.secret, self.crawl, origin)
+                except (ValueError, RecursionError):  # not what a worker stores: removed, and fetched again
                     logger.warning("The robots.txt stored in Redis for %s is not ours: fetched again", origin)
                     await self.redis.hdel(self.key, origin)
                     continue
             lock = self.lock_prefix + origin
+            ttl = await self.redis.pttl(lock)
+            if ttl == -1 or ttl > self.lock_ms:
+                await self.redis.delete(lock)  # a lock no worker of ours took (no time-to-live, or too long)
             if await self.redis.set(lock, self.name, nx=True, px=self.lock_ms):
                 try:
                     body, why = await fetch()
-                    await self.redis.hset(self.key, origin, json.dumps({"body": body.decode("latin-1"), "why": why}))
+                    await self.redis.hset(self.key, origin, encode((body, why), self.secret, self.crawl, origin))
                 finally:
                     await self._unlock(keys=[lock], args=[self.name])  # only if still ours: it may have expired
                 return body, why
             await asyncio.sleep(0.05)
 
 
-def decode(raw: bytes | str) -> Decided:
-    """The stored decision; ``ValueError`` when *raw* is not what a worker stores."""
-    data = json.loads(raw)  # JSONDecodeError is a ValueError
+def decode(raw: bytes | str, secret: bytes | None, crawl: str, origin: str) -> Decided:
+    """The stored decision; ``ValueError`` when *raw* is not what a worker of this crawl stored
+    (with a *secret*: not sealed under it for this crawl and origin)."""
+    try:
+        data = json.loads(raw)  # JSONDecodeError is a ValueError
+    except RecursionError:
+        raise ValueError("the stored robots.txt is not ours") from None
     if not isinstance(data, dict) or not isinstance(data.get("body"), str):
         raise ValueError("the stored robots.txt is not ours")  # noqa: TRY004 - bad data, not a bug
     why = data.get("why")
+    why = why if isinstance(why, str) else None
     try:
         body = data["body"].encode("latin-1")
     except UnicodeEncodeError:
         raise ValueError("the stored robots.txt is not ours") from None
-    return body, why if isinstance(why, str) else None
+    context = f"robots {crawl} {origin}"
+    if secret is not None and not sealed(secret, context, body + b"\0" + (why or "").encode(), data.get("sig")):
+        raise ValueError("the stored robots.txt is not sealed by a worker of this crawl")
+    return body, why

@@ -57,15 +57,16 @@ class LeasedStream:
         ]
 
     async def take_ours(
-        self, count: int, field: bytes, read: Callable[[object], T], kind: str, block_ms: int | None = None
+        self, count: int, field: bytes | None, read: Callable[[object], T], kind: str, block_ms: int | None = None
     ) -> list[tuple[str, T]]:
-        """Up to *count* (entry id, *read* of its *field*). An entry *read* refuses (not ours:
-        ``ValueError`` and the like) is removed from the stream, never used."""
+        """Up to *count* (entry id, *read* of its *field*, or of all its fields when *field* is
+        ``None``). An entry *read* refuses (not ours: whatever it raises) is removed from the
+        stream, never used."""
         taken, refused = [], []
         for entry, fields in await self.take(count, block_ms):
             try:
-                taken.append((entry, read(fields.get(field))))
-            except (ValueError, TypeError, KeyError, AttributeError) as error:
+                taken.append((entry, read(fields if field is None else fields.get(field))))
+            except Exception as error:  # noqa: BLE001 - whatever an entry makes *read* raise, it is not ours
                 refused.append(entry)
                 logger.warning("Refused %s entry that is not ours (%s): %s", kind, entry, error)
         if refused:

@@ -38,6 +38,7 @@ class Vetting:
     crawl: str
     start_url: str
     agent: str  # robots.txt's user agent
+    secret: bytes | None = None  # the crawl's: a robots.txt not sealed under it is not the workers'
     refused: int = 0
     scope: Scope = field(init=False)
     rules: dict[str, Protego] = field(default_factory=dict)  # origin -> its robots.txt, once decided
@@ -82,8 +83,8 @@ class Vetting:
             if stored is None:
                 return None
             try:
-                body, _ = decode(stored)
+                body, _ = decode(stored, self.secret, self.crawl, origin)
             except ValueError:
-                return None
+                return None  # not sealed by a worker of this crawl: as if never read
             known = self.rules[origin] = Protego.parse(body.decode("utf-8", errors="ignore"))
         return known

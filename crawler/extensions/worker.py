@@ -81,7 +81,7 @@ class RedisScheduler(BaseScheduler):
         room = 2 * max(1, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
                           grace=config.distributed.grace, room=room,
-                          max_pages=config.distributed.shared_max_pages)  # fmt: skip
+                          max_pages=config.distributed.shared_max_pages, secret=config.distributed.secret)  # fmt: skip
         link.over_budget = partial(over_budget, max_pages=link.max_pages)
         scheduler = cls(crawler, link)
         scheduler.where = masked_url(config.distributed.url)

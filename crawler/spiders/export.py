@@ -85,12 +85,14 @@ class ExportSpider(Spider):
             await redis.aclose()
 
     async def _exported(self, redis: Redis, shared: Distributed) -> AsyncIterator[PageFacts]:
-        self.channel = ItemChannel(redis, shared.crawl)
+        self.channel = ItemChannel(redis, shared.crawl, secret=shared.secret)
         frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds)
         workers = Workers(redis, shared.crawl)
         await self.channel.open()
         await frontier.open()
-        vetting = Vetting(redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings))
+        vetting = Vetting(
+            redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings), shared.secret
+        )
         exported: set[str] = set()
         try:
             while True:
