@@ -16,7 +16,7 @@ from redis import Redis
 
 from crawler.distributed.config import CURRENT, ConfigRefused, fetch_config, publish_config, signed
 from crawler.request_fingerprinter import url_fingerprint
-from tests.conftest import CLI, TEST_SECRET, run_cli, sitemap_locs
+from tests.conftest import CLI, TEST_SECRET, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
 from tests.shared_crawl import FAST, chain_site
 
@@ -293,3 +293,24 @@ def test_what_workers_write_is_sealed_and_what_is_not_is_refused_or_fetched_agai
     assert locked == (b"User-agent: *\nDisallow: /p/\n", None)
     assert taken == ["https://e.com/ours"] and refused == 2
     assert added == 1
+
+
+def test_a_worker_given_the_secret_in_a_file_seals_what_it_writes(redis_url: str, tmp_path: Path) -> None:
+    """The README's way: the secret in a file on each machine, not in the environment."""
+    site = chain_site(tmp_path, 40)
+    (tmp_path / "secret").write_text(TEST_SECRET + "\n")
+    environment = {key: value for key, value in os.environ.items() if key != "SITEMAP_CRAWLER_SHARED_SECRET"}
+    environment["SITEMAP_CRAWLER_SHARED_SECRET_FILE"] = str(tmp_path / "secret")
+    try:
+        joined = subprocess.Popen([str(CLI), "worker", redis_url, "--wait", "30"], stderr=subprocess.PIPE, text=True,
+                                  env=environment, stdin=subprocess.DEVNULL)  # fmt: skip
+        options = (*FAST, "--delay", "0.05", "--concurrency", "1", "--distributed", redis_url)  # leases for both
+        shared = crawl(site.url(), tmp_path / "out", *options)
+        _, worker_log = joined.communicate(timeout=60)
+    finally:
+        site.stop()
+    assert shared.code == 0 and joined.returncode == 0, shared.process.stderr + worker_log
+    assert int(worker_log.rsplit("worker done: ", 1)[1].split()[0]) > 0  # it fetched pages of its own
+    assert "Refused" not in shared.process.stderr  # and the exporter took them all as ours
+    origin = site.url().rstrip("/")
+    assert sorted(shared.listed) == sorted([f"{origin}/", *(f"{origin}/p{n}.html" for n in range(1, 40))])

@@ -36,7 +36,8 @@ def run_worker(args: argparse.Namespace) -> int:
     variable = env_name("insecure_redis")
     insecure = bool(args.insecure_redis) or bool(typed(os.environ.get(variable, "false"), "bool", variable))
     check_auth(url, insecure)  # ValueError: the CLI's one line
-    secret = shared_secret(os.environ, args.shared_secret_file or os.environ.get(env_name("shared_secret_file")))
+    secret_file = args.shared_secret_file or os.environ.get(env_name("shared_secret_file"))
+    secret = shared_secret(os.environ, secret_file)
     if secret is None:
         raise UsageError(
             f"worker needs the crawl's shared secret: ${SECRET_VARIABLE} or --shared-secret-file FILE, "
@@ -73,6 +74,7 @@ def run_worker(args: argparse.Namespace) -> int:
         settings.set(name, value, priority="cmdline")
     settings.set("SITEMAP_DISTRIBUTED", url, priority="cmdline")  # this worker's way to the Redis
     settings.set("SITEMAP_INSECURE_REDIS", insecure, priority="cmdline")
+    settings.set("SITEMAP_SHARED_SECRET_FILE", secret_file, priority="cmdline")  # it seals what this worker writes
     settings.set("SITEMAP_CRAWL_ID", crawl, priority="cmdline")
     settings.set("SITEMAP_ROLE", "worker", priority="cmdline")
     settings.set("SITEMAP_PROGRESS", False, priority="cmdline")
