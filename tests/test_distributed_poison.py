@@ -314,3 +314,30 @@ def test_a_worker_given_the_secret_in_a_file_seals_what_it_writes(redis_url: str
     assert "Refused" not in shared.process.stderr  # and the exporter took them all as ours
     origin = site.url().rstrip("/")
     assert sorted(shared.listed) == sorted([f"{origin}/", *(f"{origin}/p{n}.html" for n in range(1, 40))])
+
+
+def test_the_exporter_reads_robots_txt_as_the_workers_do(redis_url: str) -> None:
+    """A robots.txt that starts with a byte-order mark: its first group counts for both."""
+    import asyncio
+
+    from redis.asyncio import Redis as AsyncRedis
+
+    from crawler.distributed.robots import encode, robots_key
+    from crawler.distributed.vetting import Vetting
+    from crawler.downloadermiddlewares.robotstxt import SiteRules
+    from crawler.items import PageFacts
+
+    body = "\ufeffUser-agent: *\nDisallow: /p/\n".encode()
+    assert not SiteRules(body).allowed("https://e.com/p/x", "bot")  # the middleware's reading
+
+    async def refusals() -> list[str | None]:
+        redis = AsyncRedis.from_url(redis_url)
+        try:
+            await redis.hset(robots_key("c"), "https://e.com", encode((body, None), SECRET, "c", "https://e.com"))
+            await redis.sadd("sitemap-crawler:c:seen", url_fingerprint("https://e.com/p/x"))
+            vetting = Vetting(redis, "c", "https://e.com/", "bot", SECRET)
+            return await vetting.refusals([PageFacts("https://e.com/p/x", status=200)])
+        finally:
+            await redis.aclose()
+
+    assert asyncio.run(refusals()) == ["a page robots.txt disallows"]

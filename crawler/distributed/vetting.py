@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from crawler.distributed.robots import decode, robots_key
 from crawler.items import PageFacts
 from crawler.request_fingerprinter import url_fingerprint
+from crawler.robots_rules import parse_robots
 from crawler.scope import Scope
 from crawler.urls import site_root
 
@@ -86,5 +87,5 @@ class Vetting:
                 body, _ = decode(stored, self.secret, self.crawl, origin)
             except ValueError:
                 return None  # not sealed by a worker of this crawl: as if never read
-            known = self.rules[origin] = Protego.parse(body.decode("utf-8", errors="ignore"))
+            known = self.rules[origin] = parse_robots(body)  # read as the workers' middleware reads it
         return known

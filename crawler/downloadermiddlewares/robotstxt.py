@@ -31,7 +31,6 @@ import os
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from protego import Protego
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http.request import NO_CALLBACK
@@ -45,6 +44,7 @@ from twisted.internet.defer import Deferred
 from crawler.audit.blockers import without_disallow_all
 from crawler.context import config_of, context_of
 from crawler.reasons import RobotsDisallowed
+from crawler.robots_rules import parse_robots
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.urls import normalize_or_raw, resolve_link
@@ -86,7 +86,7 @@ class SiteRules(RobotParser):
     """
 
     def __init__(self, robotstxt_body: bytes):
-        self.rules = Protego.parse(robotstxt_body.decode("utf-8-sig", errors="ignore"))
+        self.rules = parse_robots(robotstxt_body)
         self._last: tuple[str, str] | None = None  # the URL and agent allowed by the last match
         self._vouched: WeakKeyDictionary[Request, str] = WeakKeyDictionary()  # request -> agent
 
