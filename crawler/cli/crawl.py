@@ -23,7 +23,7 @@ from crawler.cli.parser import UsageError, option_kinds
 from crawler.cli.shared import (
     LocalWorkers,
     SharedCrawlError,
-    coordinator_secret,
+    check_shared,
     private_redis,
     publish,
     shared_outcome,
@@ -87,13 +87,12 @@ def log_filters(verbose: int) -> list[logging.Filter]:
     return [] if verbose >= 2 else [_NoTracebacks()]
 
 
-def run_crawl(
-    settings: Settings, filters: list[logging.Filter], secret: bytes | None = None
-) -> tuple[CrawlResult, dict[str, Any]]:
+def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlResult, dict[str, Any]]:
     """Run one crawl in this process; its result and its stats. With
     ``SITEMAP_LOG_FORMAT=json`` every log line is a JSON object; known
-    secrets (*secret*, the shared crawl's, among them) are masked in every line."""
+    secrets (the shared crawl's among them) are masked in every line."""
     config = SitemapConfig.from_settings(settings)
+    secret = config.distributed.secret if config.distributed else None
     known = [*(config.audit.access.secrets if config.audit.access else ()), *([secret.decode()] if secret else [])]
     secrets = SecretsFilter(known)
     own: logging.Handler | None = None
@@ -299,11 +298,11 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if not config.overwrite_foreign and (clash := publisher(config).foreign_set(config.basename)):
         raise UsageError(str(ForeignFiles(config.output_dir, clash)))
-    secret = coordinator_secret(config.distributed, settings.get("SITEMAP_SHARED_SECRET_FILE"))
+    check_shared(config.distributed)
     started = time.monotonic()
     try:
-        with private_redis(settings) as generated:
-            result, stats = run_crawl(settings, log_filters(args.verbose), secret or generated)
+        with private_redis(settings):
+            result, stats = run_crawl(settings, log_filters(args.verbose))
     except SharedCrawlError as error:
         print(f"sitemap-crawler: error: {error}", file=sys.stderr)
         return 1

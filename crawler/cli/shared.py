@@ -22,10 +22,10 @@ from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from crawler.cli.parser import UsageError
 from crawler.distributed.server import PrivateRedis
-from settings.distributed import SECRET_VARIABLE, Distributed, check_auth, masked_url, shared_secret
+from settings.distributed import SECRET_VARIABLE, Distributed, check_auth, masked_url
 from settings.environment import env_name
 
-__all__ = ["LocalWorkers", "SharedCrawlError", "coordinator_secret", "private_redis", "publish", "shared_outcome"]
+__all__ = ["LocalWorkers", "SharedCrawlError", "check_shared", "private_redis", "publish", "shared_outcome"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,21 +37,20 @@ class SharedCrawlError(Exception):
     """The shared crawl cannot start: no Redis to reach, or none to start."""
 
 
-def coordinator_secret(shared: Distributed | None, secret_file: str | None) -> bytes | None:
-    """The secret a shared crawl's configuration is signed with: required with ``--distributed``
-    (its workers are given it too), which must also be a Redis that asks for a password."""
+def check_shared(shared: Distributed | None) -> None:
+    """Before a crawl shared through ``--distributed``: a Redis that asks for a password, and a
+    shared secret (its workers are given it too) to sign the configuration and seal what they write."""
+    if shared is None:
+        return
     try:
-        if shared is not None:
-            check_auth(shared.url, shared.insecure)
-        secret = shared_secret(os.environ, secret_file)
+        check_auth(shared.url, shared.insecure)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    if shared is not None and secret is None:
+    if shared.secret is None:
         raise UsageError(
             f"a crawl shared through --distributed signs its configuration: set ${SECRET_VARIABLE} "
             "(or --shared-secret-file FILE) to a secret of 16 characters or more, the same for every worker"
         )
-    return secret
 
 
 def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
@@ -85,11 +84,11 @@ _OWN = ("SITEMAP_DISTRIBUTED", "SITEMAP_WORKERS")
 
 
 @contextmanager
-def private_redis(settings: Settings) -> Iterator[bytes | None]:
+def private_redis(settings: Settings) -> Iterator[None]:
     """With ``--workers N`` and no ``--distributed``: a redis-server of this run's own (with a
-    password), stopped at the end; it yields the secret this run's workers share, else ``None``."""
+    password), stopped at the end, and a secret for this run where none is given."""
     if not settings.getint("SITEMAP_WORKERS") or settings.get("SITEMAP_DISTRIBUTED"):
-        yield None
+        yield
         return
     folder = Path(tempfile.mkdtemp(prefix="sitemap-crawler-redis-"))
     try:
@@ -100,8 +99,8 @@ def private_redis(settings: Settings) -> Iterator[bytes | None]:
         try:
             settings.set("SITEMAP_DISTRIBUTED", server.url, priority="cmdline")
             # This run's own secret, where every process of it reads one (its workers inherit it).
-            secret = os.environ.setdefault(SECRET_VARIABLE, secrets.token_hex(32))
-            yield secret.encode()
+            os.environ.setdefault(SECRET_VARIABLE, secrets.token_hex(32))
+            yield
         finally:
             server.stop()
     finally:

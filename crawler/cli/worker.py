@@ -81,7 +81,7 @@ def run_worker(args: argparse.Namespace) -> int:
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
     if args.log_format:
         settings.set("SITEMAP_LOG_FORMAT", args.log_format, priority="cmdline")
-    result, stats = run_crawl(settings, log_filters(args.verbose), secret)
+    result, stats = run_crawl(settings, log_filters(args.verbose))
     if result.stopped_by is not None:
         return EXIT_SIGNAL + result.stopped_by
     print(f"worker done: {stats.get('response_received_count', 0)} responses", file=sys.stderr)
