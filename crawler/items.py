@@ -48,6 +48,9 @@ class PageFacts:
     title: str | None = None
     header_robots: list[str] = field(default_factory=list)  # raw X-Robots-Tag values
     meta_robots: list[str] = field(default_factory=list)  # raw <meta name="robots"> contents
+    anchors: dict[str, str] = field(default_factory=dict)  # link clicked to -> its anchor text (not <link>s)
+    response_ms: int | None = None  # Scrapy's download_latency: until the response headers arrived
+    body_bytes: int | None = None  # the body, decompressed; Content-Length when it was not downloaded
     #: Things worth knowing about a listed URL (a video left out, ...).
     notes: list[str] = field(default_factory=list)
     # For scheduled runs (SPEC S6): what changed, and how to ask again cheaply.

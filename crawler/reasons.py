@@ -28,6 +28,7 @@ class Reason(StrEnum):
     LIMIT = "limit"
     REMOVED = "removed"  # dropped by `update --remove`
     UNREADABLE = "unreadable"  # a body that could not be decoded or parsed
+    DUPLICATE = "duplicate"  # the same content as a page already listed, named in the detail
 
 
 class Limit(StrEnum):

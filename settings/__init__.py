@@ -123,6 +123,8 @@ ITEM_PIPELINES = {
     "pipelines.indexability.NoindexPipeline": 400,
     "pipelines.indexability.CanonicalPipeline": 500,
     "pipelines.media_rules.MediaRulesPipeline": 600,
+    # After every other listing rule: one URL per content (--keep-duplicates turns it off).
+    "pipelines.duplicates.DuplicatePipeline": 650,
     "pipelines.lastmod.LastmodPipeline": 700,
     "pipelines.export.SitemapExportPipeline": 900,
 }
@@ -169,6 +171,7 @@ SITEMAP_EXCLUDE: list[str] = []
 SITEMAP_ALLOWED_CONTENT_TYPES = list(HTML_TYPES)
 SITEMAP_ROBOTS_TOKEN = "googlebot"
 SITEMAP_FOLLOW_NOFOLLOW = False
+SITEMAP_KEEP_DUPLICATES = False  # list every page of the same content, not only the first met
 SITEMAP_PROGRESS = False
 SITEMAP_LOG_FORMAT = "text"  # or "json": one object per line on stderr, progress and summary as events
 # Sitemap extensions (SPEC S5).
@@ -210,8 +213,15 @@ SITEMAP_STAGING_HEADERS: list[str] = []  # "Name: value" headers for the staging
 SITEMAP_STAGING_COOKIES: list[str] = []  # "name=value" cookies for the staging origin only (or $SITEMAP_STAGING_COOKIE)
 SITEMAP_IGNORE_DIRECTIVES: list[str] = []  # "header:noindex" / "meta:noindex": read pages as if absent
 SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL = False  # read robots.txt as if its "Disallow: /" lines were absent
+SITEMAP_ROBOTS_IGNORE_RULES = False  # --ignore-robots: robots.txt read for Sitemap: and Crawl-delay, rules not applied
 SITEMAP_SEED_SITEMAPS: list[str] = []  # sitemap URLs read for seeds besides those robots.txt names
 SITEMAP_AUDIT_RECORD = None  # the audit recorder's SQLite file; set by `sitemap-crawler audit`
+SITEMAP_SAME_LASTMOD_SHARE = 90  # percent of a sitemap file's URLs (10 or more) on one lastmod: same-lastmod
+SITEMAP_AUDIT_FAIL_ON: list[str] = []  # finding kinds that make the audit exit 4 (--fail-on; comma-separated too)
+SITEMAP_AUDIT_DEEP_THRESHOLD = 5  # listed pages more clicks from the start are deep-pages (--deep-threshold)
+SITEMAP_AUDIT_AS_IF_NO_BLOCKER = False  # read pages as if the site-wide blocker were absent (--as-if-no-blocker)
+SITEMAP_AUDIT_SITEMAPS: list[str] = []  # the site's sitemaps to compare with, URLs or local files (--sitemap)
+SITEMAP_AUDIT_COMPARE = None  # an earlier audit's folder: each finding new, still there or fixed (--compare)
 # A crawl shared by workers through Redis (SPEC S8).
 SITEMAP_DISTRIBUTED = None  # redis://HOST:PORT/DB: the shared frontier, seen set and item flow
 SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the start URL and output folder)

@@ -60,6 +60,7 @@ class SitemapConfig:
     allowed_content_types: frozenset[str]
     robots_token: str
     follow_nofollow: bool
+    keep_duplicates: bool  # list every page of the same content (else only the first met)
     progress: bool
     log_format: str  # "text" or "json"
     images: bool
@@ -154,6 +155,7 @@ class SitemapConfig:
             allowed_content_types=frozenset(t.lower() for t in strings(settings, "SITEMAP_ALLOWED_CONTENT_TYPES")),
             robots_token=str(settings.get("SITEMAP_ROBOTS_TOKEN") or "googlebot").lower(),
             follow_nofollow=settings.getbool("SITEMAP_FOLLOW_NOFOLLOW"),
+            keep_duplicates=settings.getbool("SITEMAP_KEEP_DUPLICATES"),
             progress=settings.getbool("SITEMAP_PROGRESS"),
             log_format=_choice(settings, "SITEMAP_LOG_FORMAT", LOG_FORMATS),
             images=settings.getbool("SITEMAP_IMAGES"),

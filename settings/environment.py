@@ -33,12 +33,6 @@ OTHER_VARIABLES = frozenset(
         "CONFIG",  # --config (settings.layers)
         "PROFILE",  # --profile (settings.layers, and crawler.cli for how to report an error)
         "SHARED_SECRET",  # the shared crawl's secret (settings.distributed), never a setting
-        # The audit's own options (crawler.cli.audit).
-        "FAIL_ON",
-        "DEEP_THRESHOLD",
-        "AS_IF_NO_BLOCKER",
-        "IGNORE_ROBOTS",
-        "SITEMAP",
     )
 )
 #: The kinds an option value can be, as the command line parses them.

@@ -62,6 +62,9 @@ RANGES: dict[str, Range] = {
     "SITEMAP_IDLE_GRACE": Range(0.1, 600, "seconds", whole=False),
     "SITEMAP_SHARED_DELAY": Range(0, 600, "seconds", whole=False),
     "SITEMAP_SHARED_MAX_PAGES": Range(0, _PAGES, "pages"),
+    # The staging audit.
+    "SITEMAP_AUDIT_DEEP_THRESHOLD": Range(0, 10_000, "clicks"),
+    "SITEMAP_SAME_LASTMOD_SHARE": Range(50, 100, "percent"),  # a majority, or it is no pattern
     # Scrapy's, behind --concurrency, --delay, --timeout and --retries, and the speed's.
     "CONCURRENT_REQUESTS": Range(1, 1000, "requests"),
     "CONCURRENT_REQUESTS_PER_DOMAIN": Range(1, 1000, "requests"),
@@ -74,7 +77,6 @@ RANGES: dict[str, Range] = {
     "AUTOTHROTTLE_MAX_DELAY": Range(0, 3600, "seconds", whole=False),
     "AUTOTHROTTLE_TARGET_CONCURRENCY": Range(0.1, 1000, "requests", whole=False),
     # Options with no setting behind them.
-    "--deep-threshold": Range(0, 10_000, "clicks"),  # audit
     "validate --timeout": Range(0.1, 600, "seconds", whole=False),
     "serve --update-timeout": Range(1, 86_400, "seconds", whole=False),
 }

@@ -11,6 +11,7 @@ import base64
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
@@ -18,9 +19,9 @@ from crawler.hostmap import HostMap
 from crawler.logs import MASK
 from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
-from settings.values import no_credentials, strings
+from settings.values import no_credentials, strings, whole_number
 
-__all__ = ["MASK", "Audit", "StagingAccess", "read_audit"]
+__all__ = ["MASK", "Audit", "StagingAccess", "production_origin", "read_audit"]
 
 #: Directive sources a staging blocker can come from.
 BLOCKER_SOURCES = ("header", "meta")
@@ -55,15 +56,57 @@ class Audit:
     seed_sitemaps: tuple[str, ...] = ()  # sitemaps read for seeds besides robots.txt's (the audit's --sitemap)
     #: robots.txt read as if its "Disallow: /" lines were absent (the audit's --as-if-no-blocker).
     ignore_disallow_all: bool = False
+    #: robots.txt fetched and its Sitemap: lines and Crawl-delay read, its rules not applied (--ignore-robots).
+    ignore_robots_rules: bool = False
+    # The audit command's own options, settings like every other (SITEMAP_AUDIT_*).
+    fail_on: frozenset[str] = frozenset()  # finding kinds that make the audit exit 4
+    deep_threshold: int = 5
+    as_if_no_blocker: bool = False
+    sitemaps: tuple[str, ...] = ()  # the site's sitemaps to compare with: URLs or local files
+    compare: Path | None = None  # an earlier audit's folder (--compare)
+    same_lastmod_share: int = 90  # percent of a sitemap file on one lastmod that is a build time
 
 
-def _origin(name: str, value: str) -> str:
-    no_credentials(name, value)
-    given = value if "://" in value else "https://" + value
+def production_origin(value: object, staging: str) -> str:
+    """``scheme://host[:port]/`` of the production URL *value*, or ``ValueError`` in one line.
+
+    Only an origin: every loc is moved from *staging* to it as a whole, so a path (a site in a
+    sub-folder) would be dropped without a word; a guess (``https://`` before ``https//x``)
+    would write a sitemap for a host nobody meant."""
+    key = "SITEMAP_PRODUCTION_URL"
+    text = str(value).strip()
+    shown = repr(text if len(text) <= 80 else text[:77] + "...")
+    if not text:
+        raise ValueError(f"{key} is empty: give the production origin, e.g. https://www.example.com")
+    no_credentials(key, text)
+    scheme, sep, rest = text.partition("://")
+    not_url = f"{key} {shown} is not an absolute http(s) URL with a host (https://www.example.com)"
+    if not sep or scheme.lower() not in ("http", "https") or not rest or any(c.isspace() for c in text):
+        raise ValueError(not_url)
     try:
-        return site_root(normalize_url(given, params=QueryParamFilter(())))
+        parts = urlsplit(text)
+        origin = site_root(normalize_url(f"{parts.scheme}://{parts.netloc}/", params=QueryParamFilter(())))
     except ValueError:
-        raise ValueError(f"{name} {value!r} is not a URL") from None
+        raise ValueError(not_url) from None
+    if "?" in text or "#" in text:
+        raise ValueError(f"{key} {shown}: a query or fragment is not supported: give the origin ({origin})")
+    if parts.path not in ("", "/"):
+        raise ValueError(f"{key} {shown}: a path is not supported: give the origin ({origin})")
+    if origin == staging:
+        raise ValueError(f"{key} {origin} is the crawled (staging) origin itself: give the production origin")
+    return origin
+
+
+def _fail_on(settings: BaseSettings) -> frozenset[str]:
+    names = frozenset(strings(settings, "SITEMAP_AUDIT_FAIL_ON"))
+    if not names:
+        return names
+    from crawler.audit.findings import Kind  # noqa: PLC0415 - an audit only
+
+    known = [kind.value for kind in Kind]
+    for name in sorted(name for name in names if name.removeprefix("new:") not in known):
+        raise ValueError(f"SITEMAP_AUDIT_FAIL_ON: unknown finding kind {name!r} (known: {', '.join(known)})")
+    return names
 
 
 def _password(settings: BaseSettings) -> str | None:
@@ -120,10 +163,8 @@ def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:
 def read_audit(settings: BaseSettings, start_url: str) -> Audit:
     production = settings.get("SITEMAP_PRODUCTION_URL")
     hosts = None
-    if production:
-        hosts = HostMap(site_root(start_url), _origin("SITEMAP_PRODUCTION_URL", str(production)))
-        if hosts.production == hosts.staging:
-            hosts = None
+    if production is not None:
+        hosts = HostMap(site_root(start_url), production_origin(production, site_root(start_url)))
     record = settings.get("SITEMAP_AUDIT_RECORD")
     seeds = tuple(strings(settings, "SITEMAP_SEED_SITEMAPS"))
     for seed in seeds:
@@ -132,5 +173,17 @@ def read_audit(settings: BaseSettings, start_url: str) -> Audit:
             raise ValueError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
     return Audit(
         hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds,
-        settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL"),
+        settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL"), settings.getbool("SITEMAP_ROBOTS_IGNORE_RULES"),
+        fail_on=_fail_on(settings), deep_threshold=whole_number(settings, "SITEMAP_AUDIT_DEEP_THRESHOLD"),
+        as_if_no_blocker=settings.getbool("SITEMAP_AUDIT_AS_IF_NO_BLOCKER"),
+        sitemaps=_sitemaps(settings),
+        compare=Path(str(compare)) if (compare := settings.get("SITEMAP_AUDIT_COMPARE")) else None,
+        same_lastmod_share=whole_number(settings, "SITEMAP_SAME_LASTMOD_SHARE"),
     )  # fmt: skip
+
+
+def _sitemaps(settings: BaseSettings) -> tuple[str, ...]:
+    sitemaps = tuple(strings(settings, "SITEMAP_AUDIT_SITEMAPS"))
+    for sitemap in sitemaps:
+        no_credentials("SITEMAP_AUDIT_SITEMAPS (--sitemap)", sitemap)
+    return sitemaps

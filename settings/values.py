@@ -36,7 +36,7 @@ def number(settings: BaseSettings, key: str) -> float:
 def check_numbers(settings: BaseSettings) -> None:
     """Every number of the table that *settings* holds, each within its range."""
     for key in RANGES:
-        if not key.startswith("-") and settings.get(key) is not None:  # "--deep-threshold" is an option
+        if not key.startswith("-") and settings.get(key) is not None:  # "serve --update-timeout" is an option
             checked(key, settings.get(key))
 
 

@@ -33,6 +33,7 @@ class Mutant:
 
 POISON = "tests/test_distributed_poison.py"
 GUARDS = "tests/test_rule_guards.py"
+CREDENTIALS = "tests/test_audit_credentials.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
            "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
@@ -124,6 +125,20 @@ MUTANTS = [
            'if "noindex" in item.robots:', "if False:", ("tests/test_crawl_site.py",)),
     Mutant("non-canonical pages are left out", "pipelines/indexability.py",
            "if item.canonical and item.canonical != item.url:", "if False:", ("tests/test_crawl_site.py",)),
+    Mutant("staging credentials are added on the staging origin only", "crawler/downloadermiddlewares/staging.py",
+           "site_root(request.url) == self.access.origin", "True", (CREDENTIALS,)),
+    Mutant("credentials a request carries off the staging origin are stripped",
+           "crawler/downloadermiddlewares/staging.py",
+           "        for name in self.names:\n            request.headers.pop(name, None)\n", "", (CREDENTIALS,)),
+    Mutant("the preflight sends no credentials on a robots.txt hop off staging", "crawler/audit/preflight.py",
+           "headers=headers if site_root(url) == root else {})", "headers=headers)", (CREDENTIALS,)),
+    Mutant("the preflight follows robots.txt redirects as the crawl does", "crawler/audit/preflight.py",
+           "for _ in range(_ROBOTS_REDIRECTS + 1):", "for _ in range(1):", (CREDENTIALS,)),
+    Mutant("the audit reads no robots.txt sitemap on another origin", "crawler/audit/sources.py",
+           "if not scope.contains(staging):", "if False:", (CREDENTIALS,)),
+    Mutant("scope keeps an audit off other origins", "crawler/scope.py",
+           'return url.startswith(self._prefix) or url == self.origin', "return True",
+           (f"{CREDENTIALS}::test_every_way_off_the_origin_leaves_the_other_origin_untouched",)),
 ]  # fmt: skip
 
 

@@ -29,6 +29,7 @@ class Request:
     authorization: str | None
     cookie: str | None
     agent: str | None = None  # the User-Agent header
+    headers: tuple[tuple[str, str], ...] = ()  # every header, as sent
 
 
 def page(title: str, body: str, head: str = "") -> str:
@@ -158,6 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.headers.get("Authorization"),
                 self.headers.get("Cookie"),
                 self.headers.get("User-Agent"),
+                tuple(self.headers.items()),
             )
         )
         if server.password and self.headers.get("Authorization") != server.expected:

@@ -71,7 +71,8 @@ class LoadedHandler(BaseHTTPRequestHandler):
             number = int(found.group(1)) if found else 0
             links = "".join(f'<a href="/p{(number * 7 + n) % PAGES}.html">p</a>' for n in range(1, 7))
             extra = '<a href="/busy.html">busy</a>' if self.server.retry_after is not None else ""
-            body = f"<html><head><title>Page {number}</title></head><body>{links}{extra}</body></html>"
+            title = f"Page {number}" if found else self.path  # busy.html is no copy of p0.html (a duplicate)
+            body = f"<html><head><title>{title}</title></head><body>{links}{extra}</body></html>"
             self._answer(200, body.encode(), "text/html; charset=utf-8")
         finally:
             with self.server.lock:

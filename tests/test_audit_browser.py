@@ -87,6 +87,17 @@ def test_the_report_works_in_chromium(
     for kind, count in data["summary"]["findings"].items():
         assert browser.find_element(By.CSS_SELECTOR, f'[data-kind="{kind}"]').text == str(count)
     assert browser.find_elements(By.CSS_SELECTOR, "#chart rect")
+    # The verdict first, in red for a site that is not ready; every kind with its severity badge, zeros too.
+    verdict = browser.find_element(By.ID, "verdict")
+    assert verdict.text == data["verdict"] and verdict.text.startswith("Not ready: ")
+    assert verdict.location["y"] < browser.find_element(By.TAG_NAME, "h1").location["y"]
+    assert browser.find_element(By.ID, "blocker-line").text == "No staging blocker found"
+    for entry in data["kinds"]:
+        row = browser.find_element(By.ID, f"kind-{entry['kind']}")
+        assert row.find_element(By.CSS_SELECTOR, ".badge").text == entry["severity"]
+        assert entry["fix"] in row.text and row.find_element(By.CSS_SELECTOR, "[data-kind]").text == str(entry["count"])
+    badge = browser.find_element(By.CSS_SELECTOR, "#findings tbody td .badge.critical")
+    assert badge.text == "critical" and badge.value_of_css_property("background-color") == "rgba(192, 38, 45, 1)"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "audit-report-summary.png"))
     # A filter narrows the table; the count says so.
@@ -106,6 +117,12 @@ def test_the_report_works_in_chromium(
     home.click()
     detail = wait_for(lambda: browser.find_element(By.ID, "detail").is_displayed())
     assert detail and EVIL_TITLE in browser.find_element(By.ID, "detail").text
+    panel = browser.find_element(By.ID, "detail").text
+    fixes = {entry["kind"]: entry["fix"] for entry in data["kinds"]}
+    assert "warning mixed-content: " in panel and fixes["mixed-content"] in panel  # the how-to-fix beside it
+    home_row = next(row for row in data["urls"] if row["title"] == EVIL_TITLE)
+    assert f"{home_row['response_ms']} ms" in panel  # the per-URL facts: response time, size
+    assert f"{home_row['bytes']}" in panel
     assert browser.title.startswith("Staging audit of ") and "pwned" not in browser.title
     assert browser.execute_script("return document.querySelectorAll('script').length") == 2
     assert browser.execute_script("return document.querySelectorAll('img').length") == 0

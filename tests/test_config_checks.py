@@ -137,7 +137,11 @@ def test_a_bad_number_is_one_line_from_every_layer_of_the_real_command(tmp_path:
     )
     one_line_usage_error(run_cli("config", "show", START, "--retries", "1000000000"), "RETRY_TIMES must be at most")
     one_line_usage_error(run_cli("config", "show", START, "--set", "SITEMAP_MAX_CRAWL_DELAY=nan"), "(from --set)")
-    one_line_usage_error(run_cli("audit", START, "--deep-threshold", "99999"), "--deep-threshold must be at most")
+    one_line_usage_error(
+        run_cli("audit", START, "--deep-threshold", "99999"),
+        "SITEMAP_AUDIT_DEEP_THRESHOLD must be at most",
+        "(from --deep-threshold)",
+    )
     one_line_usage_error(run_cli("validate", "x.xml", "--timeout", "nan"), "--timeout: must be a finite number")
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 import settings as default_settings
+from crawler.audit.findings import Kind
+from crawler.audit.verdict import rule
 from crawler.cli import build_parser
 from settings.distributed import SECRET_VARIABLE
 from settings.environment import env_name
@@ -85,3 +87,13 @@ def test_the_compose_file_runs_our_commands() -> None:
         assert f"{env_name('distributed')}=redis://:${{REDIS_PASSWORD}}@redis:6379/0" in environment
         assert SECRET_VARIABLE in environment
     assert "--requirepass" in block and "replicas: 2" in block
+
+
+def test_the_readme_shows_every_finding_kind_with_its_severity_and_fix() -> None:
+    """One table of severities: the code's (crawler/audit/verdict.py) is the README's."""
+    table = README[README.index("**Finding kinds**") :].split("\n\n")[1].splitlines()
+    for kind in Kind:
+        row = next((line for line in table if line.startswith(f"| `{kind.value}` |")), None)
+        assert row is not None, kind
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert (cells[1], cells[3]) == (rule(kind.value).severity.value, rule(kind.value).fix), kind

@@ -8,6 +8,7 @@ cut it; times are ``time.monotonic()``, one clock for every process on Linux.
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -207,6 +208,17 @@ def test_a_remote_body_is_cut_at_the_size_cap(trap: Trap) -> None:
     assert hit.cut and hit.sent < MAX_BYTES + 16 * 1024 * 1024  # what socket buffers hold past the cap
 
 
+def test_a_body_read_in_part_leaves_nothing_on_stderr(trap: Trap, caplog: pytest.LogCaptureFixture) -> None:
+    """The audit's preflight reads one byte of /sitemap.xml (its status is enough): the stream
+    stopped early is closed in the loop, not left for asyncio to log "Task was destroyed" (the
+    first line on a user's terminal)."""
+    trap.routes["/big"] = Answer(200, HTML, b"x" * 65536, repeat=4)
+    for _ in range(3):
+        assert fetch(trap.url("/big"), user_agent=USER_AGENT, max_bytes=1).body == b"x"
+    gc.collect()
+    assert [record.getMessage() for record in caplog.records if record.name == "asyncio"] == []
+
+
 # -- redirects and the User-Agent -------------------------------------------------------------
 
 
@@ -241,7 +253,7 @@ def test_a_same_origin_redirect_loop_ends_after_ten_hops(trap: Trap) -> None:
 def site(trap: Trap, endpoint: Answer) -> None:
     trap.routes["/robots.txt"] = Answer(200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n")
     trap.routes["/"] = Answer(200, HTML, b'<html><body><a href="/a">a</a></body></html>')
-    trap.routes["/a"] = Answer(200, HTML, b"<html><body>a</body></html>")
+    trap.routes["/a"] = Answer(200, HTML, b"<html><body>the page a</body></html>")  # not a copy of /
     trap.routes[f"/{KEY}.txt"] = Answer(200, {"Content-Type": "text/plain"}, KEY.encode())
     trap.routes["/indexnow"] = endpoint
 

@@ -37,7 +37,7 @@ def test_disallowed_links_do_not_spend_the_page_budget(tiny_site: tuple[SiteServ
     allowed = "".join(f'<a href="/ok{n}.html">ok</a>' for n in range(3))
     (folder / "index.html").write_text(f"<html><body>{private}{allowed}</body></html>")
     for n in range(3):
-        (folder / f"ok{n}.html").write_text("<html><body>ok</body></html>")
+        (folder / f"ok{n}.html").write_text(f"<html><body>ok {n}</body></html>")  # three pages, no copies
     result = crawl(server.url(), tmp_path / "out", "--no-state", "--max-pages", "4")
     assert result.code == 0, result.process.stderr
     origin = server.url().rstrip("/")

@@ -1,9 +1,8 @@
 """Findings about the crawled site itself: links, redirects, canonicals,
-hreflang, soft 404s, depth, mixed content (pure, from the audit record)."""
+hreflang, soft 404s, depth, mixed content, duplicates (pure, from the audit record)."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,13 +10,11 @@ from urllib.parse import urlsplit
 
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.record import Page
+from crawler.audit.soft404 import says_not_found
+from crawler.duplicates import kept_of
 
 __all__ = ["NotFoundPage", "SiteFacts", "site_findings"]
 
-_SOFT_404_TITLE = re.compile(
-    r"\b(404|not found|page not found|no longer (exists|available)|does(n't| not) exist|(can't|cannot) be found)\b",
-    re.IGNORECASE,
-)
 _BROKEN = frozenset({404, 410})
 _TEMPORARY = frozenset({302, 303, 307})
 
@@ -129,15 +126,17 @@ def soft_404s(facts: SiteFacts) -> Iterator[Finding]:
             continue
         if own is not None and own.digest and page.digest == own.digest:
             yield Finding(Kind.SOFT_404, page.url, "HTTP 200 with the text of the site's own 404 page")
-        elif page.title and _SOFT_404_TITLE.search(page.title):
+        elif page.title and says_not_found(page.title):
             yield Finding(Kind.SOFT_404, page.url, f"HTTP 200 with the title {page.title!r}")
 
 
 def deep_pages(facts: SiteFacts) -> Iterator[Finding]:
+    """Listed pages more clicks from the start than the threshold (click depth, see
+    :mod:`crawler.audit.depth`; a page no click reaches is an orphan, not deep)."""
     for page in facts.pages.values():
-        if page.reason is None and page.depth > facts.deep_threshold:
+        if page.reason is None and page.clicks is not None and page.clicks > facts.deep_threshold:
             yield Finding(
-                Kind.DEEP_PAGES, page.url, f"{page.depth} clicks from the start (over {facts.deep_threshold})"
+                Kind.DEEP_PAGES, page.url, f"{page.clicks} clicks from the start (over {facts.deep_threshold})"
             )
 
 
@@ -153,6 +152,14 @@ def mixed_content(db: sqlite3.Connection, facts: SiteFacts, hosts: tuple[str, ..
         yield Finding(Kind.MIXED_CONTENT, source, f"{len(targets)} http:// link(s) to the https site", sorted(targets))
 
 
+def duplicates(facts: SiteFacts) -> Iterator[Finding]:
+    """Pages left out as the same content as a listed one (the crawl decided: reason ``duplicate``)."""
+    for page in facts.pages.values():
+        kept = kept_of(page.detail) if page.reason == "duplicate" else None
+        if kept is not None:
+            yield Finding(Kind.DUPLICATE_CONTENT, page.url, f"the same content as {kept}, which is listed", [kept])
+
+
 def site_findings(db: sqlite3.Connection, facts: SiteFacts, hosts: tuple[str, ...]) -> Iterator[Finding]:
     yield from broken_links(db, facts)
     yield from redirects(facts)
@@ -161,3 +168,4 @@ def site_findings(db: sqlite3.Connection, facts: SiteFacts, hosts: tuple[str, ..
     yield from soft_404s(facts)
     yield from deep_pages(facts)
     yield from mixed_content(db, facts, hosts)
+    yield from duplicates(facts)

@@ -13,11 +13,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from protego import Protego
-
 from crawler.audit.record import Page
 from crawler.page.headers import directive_value, robots_directives
 from crawler.page.html import parse_html
+from crawler.robots_rules import parse_robots, truncated
 
 __all__ = ["Blocker", "confirm", "start_page_blockers", "without_disallow_all"]
 
@@ -77,9 +76,9 @@ def start_page_blockers(
         page = parse_html(body, url)
         blockers += _blocking([*page.meta.get("robots", ()), *page.meta.get(token, ())], "meta", token)
     if robots_txt is not None:
-        text = robots_txt.decode("utf-8", "replace")
-        lifted = without_disallow_all(robots_txt).decode("utf-8", "replace")
-        if not Protego.parse(text).can_fetch(url, agent) and Protego.parse(lifted).can_fetch(url, agent):
+        read = truncated(robots_txt)  # as the crawl reads it: 500 KiB, the cut line dropped
+        lifted = without_disallow_all(read)
+        if not parse_robots(read).can_fetch(url, agent) and parse_robots(lifted).can_fetch(url, agent):
             blockers.append(Blocker("robots", "Disallow: /"))
     return blockers
 

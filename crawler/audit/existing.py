@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from crawler.audit.analysis import SiteFacts
 from crawler.audit.findings import Finding, Kind
 from crawler.hostmap import HostMap
+from crawler.urls import site_root
 from crawler.validate.document import Entry
 from crawler.validate.findings import Finding as SitemapFinding
+from crawler.validate.lastmods import future_value
 from crawler.validate.sets import SetOptions, SitemapSet
 
 __all__ = ["ExistingSitemaps", "compare", "read_existing"]
@@ -28,7 +30,8 @@ class ExistingSitemaps:
 
 
 def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | None) -> ExistingSitemaps:
-    """Every entry and finding of the given sitemaps (indexes followed), locs mapped to staging."""
+    """Every entry and finding of the given sitemaps (indexes followed), locs mapped to staging
+    (those on the staging origin, *options*' alias, are staging URLs already)."""
     existing = ExistingSitemaps()
     for source in sources:
         sitemaps = SitemapSet(source, options)
@@ -36,6 +39,8 @@ def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | 
         for item in sitemaps:
             if isinstance(item, Entry):
                 url = hosts.to_staging(item.loc) if hosts else item.loc
+                if hosts and not _on(url, hosts.staging):
+                    continue  # on neither host: a sitemap error already, not a page of this site
                 existing.listed[url] = existing.listed.get(url, 0) + 1
             else:
                 existing.findings.append(_finding(item, hosts))
@@ -43,11 +48,19 @@ def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | 
     return existing
 
 
+def _on(url: str, root: str) -> bool:
+    try:
+        return site_root(url).lower() == root.lower()
+    except ValueError:
+        return False
+
+
 def _finding(item: SitemapFinding, hosts: HostMap | None) -> Finding:
-    kind = _AS_KIND.get(item.rule, Kind.SITEMAP_ERRORS if item.is_error else None)
+    kind = _AS_KIND.get(item.rule, Kind.SITEMAP_ERRORS if item.is_error else Kind.SITEMAP_WARNINGS)
+    if kind is Kind.FUTURE_LASTMOD and item.loc is not None:  # about a page: its URL, the value and where
+        url = hosts.to_staging(item.loc) if hosts else item.loc
+        return Finding(kind, url, f"lastmod {future_value(item)} at {item.file}:{item.line}")
     where = f"{item.file}:{item.line}:{item.col}"
-    if kind is None:  # another warning: worth showing with the sitemap errors
-        kind = Kind.SITEMAP_ERRORS
     url = item.message.split(" ", 1)[0] if kind is Kind.LISTED_TWICE else item.file
     if hosts and url.startswith(("http://", "https://")):
         url = hosts.to_staging(url)
@@ -55,7 +68,11 @@ def _finding(item: SitemapFinding, hosts: HostMap | None) -> Finding:
 
 
 def compare(existing: ExistingSitemaps, facts: SiteFacts) -> Iterator[Finding]:
-    """Listed but not indexable, orphans, and indexable but not listed."""
+    """Listed but not indexable, orphans, and indexable but not listed.
+
+    An orphan is listed and no click path leads to it from the start URL
+    (no click depth): a link from another orphan is no way in, a redirect
+    from a linked URL is."""
     pages = facts.pages
     for url in existing.listed:
         page = pages.get(url)
@@ -65,8 +82,8 @@ def compare(existing: ExistingSitemaps, facts: SiteFacts) -> Iterator[Finding]:
         if page.reason is not None:
             status = f" (HTTP {page.status})" if page.status else ""
             yield Finding(Kind.LISTED_NOT_INDEXABLE, url, f"{page.reason}{status}: {page.detail or ''}".rstrip(": "))
-        if url != facts.start_url and not facts.inlinks.get(url):
-            yield Finding(Kind.ORPHANS, url, "listed in the sitemaps, linked from no crawled page")
+        if url != facts.start_url and page.clicks is None:
+            yield Finding(Kind.ORPHANS, url, "listed in the sitemaps, no link path from the start URL")
     for page in pages.values():
         if page.reason is None and page.url not in existing.listed:
             yield Finding(Kind.INDEXABLE_NOT_LISTED, page.url, "indexable, not in the site's sitemaps")

@@ -15,8 +15,9 @@ class Kind(StrEnum):
     ORPHANS = "orphans"  # in the site's sitemaps, linked from no crawled page
     LISTED_TWICE = "listed-twice"  # more than once in the site's sitemaps
     FUTURE_LASTMOD = "future-lastmod"  # a lastmod in the site's sitemaps more than a day ahead
-    SAME_LASTMOD = "same-lastmod"  # one lastmod on every entry of a sitemap file
+    SAME_LASTMOD = "same-lastmod"  # one lastmod on most entries of a sitemap file (SITEMAP_SAME_LASTMOD_SHARE)
     SITEMAP_ERRORS = "sitemap-errors"  # the site's sitemaps break the protocol (validate's errors)
+    SITEMAP_WARNINGS = "sitemap-warnings"  # validate's other warnings: readable, but worth a look
     BROKEN_LINKS = "broken-links"  # internal links answered 404 or 410, with every page linking there
     REDIRECT_CHAINS = "redirect-chains"  # two hops or more
     REDIRECT_LOOPS = "redirect-loops"
@@ -27,6 +28,7 @@ class Kind(StrEnum):
     SOFT_404 = "soft-404"  # 200 with a not-found title, or the site's own 404 page
     DEEP_PAGES = "deep-pages"  # more clicks from the start than --deep-threshold
     MIXED_CONTENT = "mixed-content"  # http:// links to the https site
+    DUPLICATE_CONTENT = "duplicate-content"  # the same content as a listed page: only that one is listed
 
 
 @dataclass(slots=True)
@@ -38,3 +40,6 @@ class Finding:
     url: str
     detail: str
     related: list[str] = field(default_factory=list)
+    #: On a staging blocker's finding: the findings it causes, by kind, not listed one per URL.
+    grouped: dict[str, list[str]] = field(default_factory=dict)
+    change: str | None = None  # with --compare: "new" or "still there"

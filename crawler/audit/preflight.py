@@ -2,9 +2,13 @@
 what does its own 404 page look like (pure apart from its HTTP requests).
 
 It runs before the crawl, so it uses the crawler's standalone client (the
-crawl's User-Agent, one deadline per request, a size cap). Credentials go
-to the staging origin only and redirects are not followed with them: a 3xx
-is read as an answer.
+crawl's User-Agent, one deadline per request over connect, headers and body,
+a size cap: robots.txt's is RFC 9309's 500 KiB, read as the crawl reads it).
+Credentials go to the staging origin only and redirects are not followed
+with them: a 3xx is read as an answer. robots.txt alone is read through its
+redirects on the same site, as the crawl reads it (RFC 9309 2.3.1.2), so a
+``Disallow: /`` it is redirected to is a blocker too; a hop off the staging
+origin gets no credentials.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from crawler.audit.blockers import Blocker, start_page_blockers
 from crawler.page.digest import Ignore
 from crawler.page.headers import is_html
 from crawler.page.html import parse_html
+from crawler.robots_rules import MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS, redirect_followed
 from crawler.services.http import Fetched, fetch
+from crawler.urls import resolve_link, site_root
 
 __all__ = ["Preflight", "PreflightError", "preflight"]
 
 _MAX_PAGE = 8 * 1024 * 1024
+#: RFC 9309 2.3.1.2: robots.txt redirects followed, as many as the crawl's middleware follows.
 
 
 class PreflightError(Exception):
@@ -50,7 +57,7 @@ def preflight(
     timeout: float,
 ) -> Preflight:
     """*user_agent* is the User-Agent header sent; *agent* the name robots.txt rules are matched against."""
-    get: Callable[[str], Fetched] = partial(
+    get: Callable[..., Fetched] = partial(
         fetch, user_agent=user_agent, headers=headers, deadline=timeout, max_bytes=_MAX_PAGE, redirects=False
     )
     try:
@@ -63,7 +70,8 @@ def preflight(
     result = Preflight(start.status)
     body = start.body if start.status == 200 and is_html(start.header("Content-Type")) else None
     try:
-        robots = get(root + "robots.txt")
+        # One byte past RFC 9309's limit: enough to see the cut, never the rest of a huge file.
+        robots = _robots(get, root, headers)
         robots_txt = robots.body if 200 <= robots.status < 300 else None
     except OSError:
         robots_txt = None
@@ -82,7 +90,20 @@ def preflight(
         result.not_found = NotFoundPage(
             missing.status, page.content_digest if page else None, page.title if page else None
         )
-        result.has_sitemap_xml = get(root + "sitemap.xml").status == 200
+        result.has_sitemap_xml = get(root + "sitemap.xml", max_bytes=1).status == 200  # its status only
     except OSError:
         pass
     return result
+
+
+def _robots(get: Callable[..., Fetched], root: str, headers: dict[str, str]) -> Fetched:
+    """robots.txt of *root*, redirects followed on the same host; *headers* on *root* only."""
+    url = root + "robots.txt"
+    for _ in range(MAX_ROBOTS_REDIRECTS + 1):
+        robots = get(url, max_bytes=MAX_ROBOTS_BYTES + 1, headers=headers if site_root(url) == root else {})
+        location = robots.header("Location") if 300 <= robots.status < 400 else None
+        target = resolve_link(url, location) if location else None
+        if target is None or not redirect_followed(root, target, same_host=True):
+            break
+        url = target
+    return robots  # a redirect still: off the site, or one hop too many (no robots.txt, as for the crawl)

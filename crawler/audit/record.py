@@ -1,7 +1,8 @@
 """The audit record: the SQLite file the recorder writes during the crawl (pure).
 
 One row per URL seen, one per link between two of them (each pair once:
-the recorder de-duplicates a page's links), the whole-site warnings
+the recorder de-duplicates a page's links; ``click`` tells an ``<a>`` or
+``<area>``, with its ``anchor`` text, from a ``<link>``), the whole-site warnings
 and robots.txt's ``Sitemap:`` lines. The analysis reads it back with
 :func:`pages`, row by row.
 """
@@ -20,9 +21,10 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY, status INTEGER, reason TEXT, detail TEXT, depth INTEGER, referrer TEXT,
     canonical TEXT, redirect_to TEXT, redirect_chain TEXT, title TEXT, content_type TEXT, digest TEXT,
-    header_robots TEXT, meta_robots TEXT, alternates TEXT, images INTEGER, notes TEXT
+    header_robots TEXT, meta_robots TEXT, alternates TEXT, images INTEGER, notes TEXT,
+    response_ms INTEGER, bytes INTEGER
 );
-CREATE TABLE IF NOT EXISTS links (source TEXT, target TEXT);
+CREATE TABLE IF NOT EXISTS links (source TEXT, target TEXT, click INTEGER, anchor TEXT);
 CREATE TABLE IF NOT EXISTS warnings (url TEXT, code TEXT, detail TEXT);
 CREATE TABLE IF NOT EXISTS robots_sitemaps (url TEXT PRIMARY KEY);
 """
@@ -47,6 +49,10 @@ class Page:
     meta_robots: list[str] = field(default_factory=list)
     alternates: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    response_ms: int | None = None
+    bytes: int | None = None
+    #: Fewest clicks from the start URL (:mod:`crawler.audit.depth`); ``None``: not linked.
+    clicks: int | None = None
 
     @property
     def listed(self) -> bool:
@@ -70,7 +76,7 @@ def _list(text: str | None) -> list[str]:
 def pages(db: sqlite3.Connection) -> Iterator[Page]:
     query = (
         "SELECT url, status, reason, detail, depth, referrer, canonical, redirect_to, title, content_type, digest,"
-        " header_robots, meta_robots, alternates, notes FROM pages ORDER BY depth, url"
+        " header_robots, meta_robots, alternates, notes, response_ms, bytes FROM pages ORDER BY depth, url"
     )
     for row in db.execute(query):
         alternates = [(str(tag), str(href)) for tag, href in json.loads(row[13])] if row[13] else []
@@ -91,4 +97,6 @@ def pages(db: sqlite3.Connection) -> Iterator[Page]:
             _list(row[12]),
             alternates,
             _list(row[14]),
+            row[15],
+            row[16],
         )

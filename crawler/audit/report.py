@@ -27,10 +27,12 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from crawler.audit.findings import Finding, Kind
+from crawler.audit.verdict import rule, verdict_block
 
 __all__ = ["AuditReport", "Row", "write_report"]
 
-_COLORS = ("#c0262d", "#d9822b", "#b59b00", "#2b7bd9", "#5b8c3a", "#7a4fb5")
+#: A bar's colour is its kind's severity (the badges' colours in the template).
+_COLORS = {"critical": "#c0262d", "warning": "#b36200", "notice": "#5a6473"}
 URL_COLUMNS = (
     "url",
     "production_url",
@@ -41,7 +43,10 @@ URL_COLUMNS = (
     "canonical",
     "redirect_to",
     "depth",
+    "response_ms",
+    "bytes",
     "inlinks",
+    "anchors",
     "in_sitemaps",
     "title",
     "findings",
@@ -57,6 +62,7 @@ class AuditReport:
     sitemaps: dict[str, Any]
     findings: list[Finding]
     rows: list[Row] = field(default_factory=list)
+    compare: dict[str, Any] | None = None  # with --compare: counts and the fixed findings (crawler.audit.changes)
 
     def summary(self) -> dict[str, Any]:
         outcomes = Counter(str(row["outcome"]) for row in self.rows)
@@ -69,8 +75,26 @@ class AuditReport:
             "findings": {kind.value: kinds[kind.value] for kind in Kind if kinds[kind.value]},
         }
 
-    def finding_dicts(self) -> list[dict[str, Any]]:
-        return [{"kind": str(f.kind), "url": f.url, "detail": f.detail, "related": f.related} for f in self.findings]
+    def verdict(self) -> dict[str, Any]:
+        """The verdict, the blocker line, the compare line and every kind (crawler.audit.verdict)."""
+        read_away = bool(self.audit.get("as_if_no_blocker"))
+        return verdict_block(self.findings, self.blockers, read_away, self.compare)
+
+    def finding_dicts(self, public: Any = None) -> list[dict[str, Any]]:
+        public = public or (lambda url: url)
+        return [
+            {
+                "kind": str(f.kind),
+                "severity": str(rule(f.kind.value).severity),
+                "url": f.url,
+                "production_url": public(f.url),
+                "detail": f.detail,
+                "related": f.related,
+                **({"grouped": f.grouped} if f.grouped else {}),
+                **({"change": f.change} if f.change else {}),
+            }
+            for f in self.findings
+        ]
 
 
 def _replace(path: Path, write: Any) -> None:
@@ -97,20 +121,31 @@ def _chart(summary: dict[str, Any]) -> dict[str, Any]:
     counts: dict[str, int] = summary["findings"]
     top = max(counts.values(), default=1)
     bars = [
-        {"label": kind, "count": count, "y": 22 * n, "width": max(2, round(600 * count / top)), "color": _COLORS[n % 6]}
+        {
+            "label": kind,
+            "count": count,
+            "y": 22 * n,
+            "width": max(2, round(600 * count / top)),
+            "color": _COLORS[rule(kind).severity],
+        }
         for n, (kind, count) in enumerate(counts.items())
     ]
     return {"bars": bars, "height": max(22, 22 * len(bars))}
 
 
-def _html(report: AuditReport, summary: dict[str, Any], file: Any) -> None:
+def _html(report: AuditReport, summary: dict[str, Any], findings: list[dict[str, Any]], file: Any) -> None:
     templates = files("crawler.audit") / "templates"
     script = (templates / "report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
-    data = {"urls": report.rows, "findings": report.finding_dicts()}
+    verdict = report.verdict()
+    kinds = {entry["kind"]: entry for entry in verdict["kinds"]}
+    data = {"urls": report.rows, "findings": findings, "kinds": kinds, "comparing": report.compare is not None}
     template.stream(
+        verdict=verdict,
+        heads=[finding for finding in findings if finding["kind"] == Kind.STAGING_BLOCKER.value],
+        compare=report.compare,
         audit=report.audit,
         blockers=report.blockers,
         sitemaps=report.sitemaps,
@@ -120,6 +155,18 @@ def _html(report: AuditReport, summary: dict[str, Any], file: Any) -> None:
         script=Markup(script),  # noqa: S704 - our own file, not site data
         script_hash=f"sha256-{digest}",
     ).dump(file)
+
+
+#: Anchor texts in a ``urls.csv`` cell (report.json's ``linked_from`` has the sources too).
+_CSV_ANCHORS = 3
+
+
+def _cell(row: Row, column: str) -> Any:
+    """A CSV cell: ``anchors`` holds the first distinct anchor texts of ``linked_from``."""
+    if column != "anchors":
+        return row.get(column)
+    texts = dict.fromkeys(link["anchor"] for link in row.get("linked_from") or () if link["anchor"])
+    return " | ".join(list(texts)[:_CSV_ANCHORS])
 
 
 def _csv_rows(file: Any, header: tuple[str, ...], rows: Any) -> None:
@@ -138,18 +185,24 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
         written.append(folder / name)
         return folder / name
 
+    verdict = report.verdict()
+    findings = report.finding_dicts(public)
     payload = {
+        "verdict": verdict["verdict"],
+        "blocker_line": verdict["blocker"],
         "audit": report.audit,
         "summary": summary,
+        "kinds": verdict["kinds"],
+        "compare": None if report.compare is None else {"line": verdict["compare"], **report.compare},
         "blockers": report.blockers,
         "sitemaps": report.sitemaps,
-        "findings": report.finding_dicts(),
+        "findings": findings,
         "urls": report.rows,
     }
     _replace(target("report.json"), lambda f: json.dump(payload, f, ensure_ascii=False, indent=1))
     _replace(
         target("urls.csv"),
-        lambda f: _csv_rows(f, URL_COLUMNS, ([row.get(c) for c in URL_COLUMNS] for row in report.rows)),
+        lambda f: _csv_rows(f, URL_COLUMNS, ([_cell(row, c) for c in URL_COLUMNS] for row in report.rows)),
     )
     for kind in Kind:
         lines = []
@@ -161,5 +214,5 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
             target(f"findings-{kind.value}.csv"),
             lambda f, lines=lines: _csv_rows(f, ("url", "production_url", "detail", "related"), lines),
         )
-    _replace(target("report.html"), lambda f: _html(report, summary, f))
+    _replace(target("report.html"), lambda f: _html(report, summary, findings, f))
     return written

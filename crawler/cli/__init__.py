@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -32,24 +33,41 @@ COMMANDS = {
     "worker": ("crawler.cli.worker", "run_worker"),
 }
 #: Options whose values are secrets: masked in the process title (``ps``, /proc/PID/cmdline).
-SECRET_OPTIONS = ("--password", "--header", "--cookie", "--token")
+SECRET_OPTIONS = ("--password", "--header", "--cookie", "--token", "--indexnow-key")
+#: Words in a setting's name that make its ``--set NAME=VALUE`` value a secret too.
+SECRET_SETTING_WORDS = ("PASSWORD", "HEADERS", "COOKIES", "KEY", "TOKEN", "SECRET")
+#: The password in a URL (``redis://:PASSWORD@host`` of ``--distributed`` and ``worker``).
+_USERINFO = re.compile(r"(?<=://)[^/?#@\s]*@")
+
+
+def _masked_word(word: str, option: str | None) -> str:
+    """*word*, the value of *option* (None: an option or a positional), without its secret."""
+    if option in SECRET_OPTIONS:
+        return MASK
+    if option == "--set":
+        name, sep, _ = word.partition("=")
+        if sep and any(part in name.upper() for part in SECRET_SETTING_WORDS):
+            return f"{name}={MASK}"
+    return _USERINFO.sub(f"{MASK}@", word)
 
 
 def masked(argv: list[str]) -> list[str]:
-    """*argv* with the values of secret options replaced by ``***``."""
+    """*argv* with the values of secret options (and passwords in URLs) replaced by ``***``."""
     shown: list[str] = []
-    hide = False
+    pending: str | None = None  # the option whose value is the next word
     for word in argv:
-        if hide:
-            shown.append(MASK)
-            hide = False
+        if pending is not None:
+            shown.append(_masked_word(word, pending))
+            pending = None
             continue
-        option, sep, _ = word.partition("=")
-        if option in SECRET_OPTIONS:
-            shown.append(f"{option}={MASK}" if sep else word)
-            hide = not sep
-        else:
+        option, sep, value = word.partition("=")
+        if word.startswith("--") and sep:
+            shown.append(f"{option}={_masked_word(value, option)}")
+        elif word in (*SECRET_OPTIONS, "--set"):
             shown.append(word)
+            pending = word
+        else:
+            shown.append(_masked_word(word, None))
     return shown
 
 
@@ -68,7 +86,7 @@ def _option(argv: list[str], name: str) -> str | None:
 
 
 def _hide_secrets(argv: list[str]) -> None:
-    if any(word.partition("=")[0] in SECRET_OPTIONS for word in argv):
+    if masked(argv) != argv:
         import setproctitle  # noqa: PLC0415 - only when there is something to hide
 
         setproctitle.setproctitle(" ".join(masked([sys.argv[0], *argv])))

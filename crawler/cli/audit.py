@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sqlite3
 import sys
 import time
@@ -18,44 +17,34 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scrapy.settings import Settings
+
 from crawler.audit.build import build_report
+from crawler.audit.changes import PreviousAudit
 from crawler.audit.existing import ExistingSitemaps, read_existing
-from crawler.audit.findings import Kind
+from crawler.audit.findings import Finding
 from crawler.audit.preflight import PreflightError, preflight
 from crawler.audit.record import open_record
 from crawler.audit.report import write_report
-from crawler.cli.crawl import EXIT_SIGNAL, check_writable, effective_config, log_filters, run_crawl
-from crawler.cli.parser import EXIT_FINDINGS, UsageError, option_kinds
+from crawler.audit.sources import off_origin, site_sitemaps
+from crawler.cli.audit_output import RECORD_NAME, AuditOutput
+from crawler.cli.audit_summary import FailOn, compare_with, parse_fail_on, previous_audit, print_summary
+from crawler.cli.crawl import EXIT_SIGNAL, effective_config, log_filters, run_crawl
+from crawler.cli.parser import UsageError, option_kinds
 from crawler.downloadermiddlewares.robotstxt import robots_agent_of
-from crawler.logs import MASK, json_event
-from crawler.state.lock import Locked
+from crawler.logs import MASK
 from crawler.urls import site_root
 from crawler.validate.sets import SetOptions
-from pipelines.export import output_lock
 from settings.config import SitemapConfig
-from settings.environment import env_name, from_environment
+from settings.environment import env_name
 from settings.layers import build_layers
-from settings.ranges import checked as in_range
 
 __all__ = ["run_audit"]
 
 logger = logging.getLogger(__name__)
 
 
-def _fail_on(text: str) -> set[Kind]:
-    kinds = set()
-    for name in (part.strip() for part in text.split(",")):
-        if not name:
-            continue
-        try:
-            kinds.add(Kind(name))
-        except ValueError:
-            known = ", ".join(kind.value for kind in Kind)
-            raise UsageError(f"--fail-on: unknown finding kind {name!r} (known: {known})") from None
-    return kinds
-
-
-def _describe(config: SitemapConfig, args: argparse.Namespace, started: str) -> dict[str, Any]:
+def _describe(config: SitemapConfig, started: str) -> dict[str, Any]:
     """What was audited and how, for the report: header and cookie names, never their values."""
     access = config.audit.access
     return {
@@ -63,58 +52,49 @@ def _describe(config: SitemapConfig, args: argparse.Namespace, started: str) -> 
         "production_url": config.audit.hosts.production if config.audit.hosts else None,
         "started": started,
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        "ignore_robots": args.ignore_robots,
-        "as_if_no_blocker": args.as_if_no_blocker,
-        "deep_threshold": args.deep_threshold,
+        "ignore_robots": config.audit.ignore_robots_rules,
+        "as_if_no_blocker": config.audit.as_if_no_blocker,
+        "deep_threshold": config.audit.deep_threshold,
         "credentials": [f"{name}: {MASK}" for name, _ in access.headers] if access else [],
     }
 
 
 def _existing(
-    args: argparse.Namespace, config: SitemapConfig, db: sqlite3.Connection, fallback: bool, user_agent: str
+    config: SitemapConfig,
+    db: sqlite3.Connection,
+    fallback: bool,
+    *,
+    user_agent: str,
+    timeout: float,
 ) -> ExistingSitemaps | None:
+    """The site's own sitemaps read: the user's (URLs mapped to staging, or local files), else the
+    ones robots.txt names on the staging origin (the others are findings, never fetched)."""
     hosts = config.audit.hosts
     root = site_root(config.start_url)
-    sources = [hosts.to_staging(s) if hosts else s for s in args.sitemap]
+    sources = [hosts.to_staging(s) if hosts else s for s in config.audit.sitemaps]
+    refused: list[Finding] = []
     if not sources:
-        sources = [hosts.to_staging(url) if hosts else url for (url,) in db.execute("SELECT url FROM robots_sitemaps")]
+        sources, refused = site_sitemaps((url for (url,) in db.execute("SELECT url FROM robots_sitemaps")), root, hosts)
     if not sources and fallback:
         sources = [root + "sitemap.xml"]
-    if not sources:
-        return None
     access = config.audit.access
     options = SetOptions(
         origin=(hosts.production if hosts else root).rstrip("/"),
-        timeout=float(config.indexnow_timeout),
+        timeout=timeout,  # --timeout, the crawl's DOWNLOAD_TIMEOUT: each file in all
         credentials=(access.origin, dict(access.headers)) if access else None,
         locate=hosts.to_staging if hosts else None,
         user_agent=user_agent,
+        aliases=(root.rstrip("/"),) if hosts else (),  # the staging copy's own sitemap names staging URLs
+        same_lastmod_share=config.audit.same_lastmod_share,
     )
-    return read_existing(sources, options, hosts)
-
-
-#: Options of the audit alone (no setting behind them): their defaults, read from the environment too.
-AUDIT_OPTIONS = {"fail_on": "", "deep_threshold": 5, "as_if_no_blocker": False, "ignore_robots": False, "sitemap": []}
-
-
-def _audit_options(args: argparse.Namespace) -> None:
-    """Fill the audit's own options left out on the command line from ``SITEMAP_CRAWLER_*``, else defaults."""
-    kinds = {"fail_on": "str", "deep_threshold": "int", "as_if_no_blocker": "bool", "ignore_robots": "bool",
-             "sitemap": "list"}  # fmt: skip
-    from_env = from_environment(kinds, os.environ)
-    for dest, default in AUDIT_OPTIONS.items():
-        if getattr(args, dest) is None:
-            setattr(args, dest, from_env[dest][0] if dest in from_env else default)
+    if not sources and not refused:
+        return None
+    existing = read_existing(sources, options, hosts)
+    existing.findings[:0] = refused
+    return existing
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    layer = "" if args.deep_threshold is not None else f" (from {env_name('deep_threshold')})"
-    _audit_options(args)
-    fail_on = _fail_on(args.fail_on)
-    try:
-        in_range("--deep-threshold", args.deep_threshold)  # the one table of ranges
-    except ValueError as error:
-        raise UsageError(f"{error}{layer}") from None
     settings, origins = build_layers(args, "audit", option_kinds())
     if settings.get("SITEMAP_DISTRIBUTED") or settings.getint("SITEMAP_WORKERS"):
         raise UsageError("audit records every link in one process: run it without --distributed or --workers")
@@ -123,26 +103,40 @@ def run_audit(args: argparse.Namespace) -> int:
     out = Path(str(settings.get("SITEMAP_OUTPUT_DIR")))
     if "SITEMAP_REPORT_PATH" not in origins:
         settings.set("SITEMAP_REPORT_PATH", str(out / "crawl-report.jsonl"), priority="cmdline")
-    record = out / ".audit-record.sqlite3"
-    settings.set("SITEMAP_AUDIT_RECORD", str(record), priority="cmdline")
-    remote = [s for s in args.sitemap if s.startswith(("http://", "https://"))]
+    settings.set("SITEMAP_AUDIT_RECORD", str(out / RECORD_NAME), priority="cmdline")
+    options = effective_config(settings, origins).audit  # every layer's values checked, each naming its layer
+    if options.hosts is None:
+        raise UsageError(
+            "audit needs the production origin its sitemap is written for: give --production-url URL "
+            f"(or {env_name('production_url')}, or production-url in the config file)"
+        )
+    fail_on = parse_fail_on(sorted(options.fail_on))  # checked in every layer already: split by new:
+    previous = previous_audit(options.compare, fail_on)  # read before the crawl
+    remote = [s for s in options.sitemaps if s.startswith(("http://", "https://"))]
     settings.set("SITEMAP_SEED_SITEMAPS", remote, priority="cmdline")
-    for path in (s for s in args.sitemap if s not in remote):
+    for path in (s for s in options.sitemaps if s not in remote):
         if not Path(path).exists():
             raise UsageError(f"--sitemap {path}: no such file or folder")
-    if args.ignore_robots:
-        settings.set("ROBOTSTXT_OBEY", False, priority="cmdline")
+    for url in remote:  # read on staging: the audit requests nothing of another origin
+        if off_origin(url, options.hosts.staging, options.hosts)[0] is None:
+            where = f"{options.hosts.staging} or {options.hosts.production}"
+            raise UsageError(f"--sitemap {url}: not on {where}: an audit requests nothing of another origin")
     config = effective_config(settings, origins)
-    check_writable(out, "audit folder")
-    try:
-        output_lock(config).release()
-    except Locked as error:
-        raise UsageError(str(error)) from None
-    if args.ignore_robots:
-        logger.warning(
-            "robots.txt of %s is IGNORED (--ignore-robots): every URL is crawled", site_root(config.start_url)
-        )
-        print(f"sitemap-crawler: WARNING: robots.txt of {site_root(config.start_url)} is ignored", file=sys.stderr)
+    # Everything is written into a folder beside OUT, swapped in whole at the end: until then OUT is
+    # left as it was, whatever happens (crawler.cli.audit_output).
+    with AuditOutput(settings, out) as output:
+        return _audit(args, settings, config, output, (fail_on, previous))
+
+
+def _audit(
+    args: argparse.Namespace,
+    settings: Settings,
+    config: SitemapConfig,
+    output: AuditOutput,
+    gate: tuple[FailOn, PreviousAudit | None],
+) -> int:
+    out, folder = output.out, output.folder
+    record = folder / RECORD_NAME
     headers = dict(config.audit.access.headers) if config.audit.access else {}
     agent = robots_agent_of(settings)
     user_agent = str(settings.get("USER_AGENT"))
@@ -160,7 +154,7 @@ def run_audit(args: argparse.Namespace) -> int:
     except PreflightError as error:
         print(f"sitemap-crawler: audit not run: {error}", file=sys.stderr)
         return 1
-    if args.as_if_no_blocker:
+    if config.audit.as_if_no_blocker:
         ignored = [b.ignored for b in checked.blockers if b.ignored]
         settings.set("SITEMAP_IGNORE_DIRECTIVES", ignored, priority="cmdline")
         if any(b.kind == "robots" for b in checked.blockers):
@@ -174,43 +168,30 @@ def run_audit(args: argparse.Namespace) -> int:
         return EXIT_SIGNAL + result.stopped_by
     db = open_record(record)
     try:
-        existing = _existing(args, config, db, checked.has_sitemap_xml, user_agent)
+        existing = _existing(
+            config,
+            db,
+            checked.has_sitemap_xml,
+            user_agent=user_agent,
+            timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
+        )
         report = build_report(
             db,
-            audit=_describe(config, args, started),
+            audit=_describe(config, started),
             hosts=config.audit.hosts,
-            deep_threshold=args.deep_threshold,
+            deep_threshold=config.audit.deep_threshold,
             blockers=checked.blockers,
             not_found=checked.not_found,
             existing=existing,
         )
     finally:
         db.close()
-    write_report(report, out, config.audit.hosts.to_production if config.audit.hosts else None)
-    record.unlink(missing_ok=True)
-    summary = report.summary()
+    compare_with(report, gate[1], config.audit.hosts.to_production if config.audit.hosts else None)
+    write_report(report, folder, config.audit.hosts.to_production if config.audit.hosts else None)
+    output.swap_in()  # OUT is now this audit's output, all of it
     published = result.export.publish
-    failing = sorted(kind.value for kind in fail_on if summary["findings"].get(kind.value))
-    code = EXIT_FINDINGS if failing else 0
-    if config.log_format == "json":
-        message = f"audited {summary['urls']} URLs; report {out / 'report.html'}"
-        fields = {"event": "summary", "counts": summary, "exit": code, "detail": "; ".join(failing) or None}
-        print(json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields), file=sys.stderr)
-        return code
-    print(
-        f"Audited {summary['urls']} URLs in {time.monotonic() - began:.1f} s: "
-        + ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items()),
-        file=sys.stderr,
+    preview = None if published is None else out / published.index_path.name
+    seconds = time.monotonic() - began
+    return print_summary(
+        report, gate[0], out=out, seconds=seconds, preview=preview, json_logs=config.log_format == "json"
     )
-    for blocker in report.blockers:
-        print(f"STAGING BLOCKER: {blocker['detail']}", file=sys.stderr)
-    for kind, count in summary["findings"].items():
-        print(f"  {kind:<26} {count}", file=sys.stderr)
-    print(f"Report: {out / 'report.html'} (and report.json, urls.csv, findings-*.csv)", file=sys.stderr)
-    if published is not None:
-        print(f"Production sitemap preview: {published.index_path}", file=sys.stderr)
-    else:
-        print("No production sitemap: no URL would be listed (see the report)", file=sys.stderr)
-    if failing:
-        print(f"sitemap-crawler: --fail-on: {', '.join(failing)} found", file=sys.stderr)
-    return code

@@ -210,6 +210,7 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--as-if-no-blocker",
         action="store_true",
+        default=None,  # None: not given here, so a lower layer (config file, environment) decides
         help="read pages as if the site-wide noindex or Disallow: / were absent",
     )
     parser.add_argument(
@@ -220,7 +221,11 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on",
         metavar="KIND[,KIND...]",
-        help="exit 4 when findings of these kinds exist: " + ", ".join(kind.value for kind in Kind),
+        help="exit 4 when findings of these kinds exist (new:KIND: only new ones, with --compare): "
+        + ", ".join(kind.value for kind in Kind),
+    )
+    parser.add_argument(
+        "--compare", metavar="DIR", help="an earlier audit's folder: mark each finding new, still there or fixed"
     )
 
 
@@ -238,7 +243,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
     parser.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
     parser.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
-    parser.add_argument("--max-depth", type=int, metavar="N", help="follow links at most N clicks deep (0 = no limit)")
+    parser.add_argument(
+        "--max-depth", type=int, metavar="N", help="follow links at most N steps (a sitemap entry is 1; 0 = no limit)"
+    )
     parser.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
     parser.add_argument(
         "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
@@ -266,6 +273,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--strip-param", action="append", metavar="GLOB", help="also drop query parameters matching")
     parser.add_argument("--follow-nofollow", action="store_true", default=None, help="follow links of nofollow pages")
+    parser.add_argument(
+        "--keep-duplicates", action="store_true", default=None, help="list every page of the same content, not one"
+    )
     parser.add_argument(
         "--images", action=argparse.BooleanOptionalAction, default=None, help="image:image entries (on)"
     )

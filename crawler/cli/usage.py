@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 from typing import Any, NoReturn
 
 __all__ = ["Parser", "UsageError"]
@@ -16,9 +17,14 @@ class Parser(argparse.ArgumentParser):
     """Errors as :class:`UsageError`; with ``intermixed=True``, positionals anywhere among the
     options. ``config show --for audit URL`` needs it: argparse matches a run of positionals
     at once, so ``show`` took the optional URL along (as nothing) and the URL after the
-    options was "unrecognized"; argparse's intermixed mode reads the options first."""
+    options was "unrecognized"; argparse's intermixed mode reads the options first.
+
+    No abbreviations (``allow_abbrev=False``, for the top parser and every subcommand's, which
+    argparse makes with this class): ``--head`` or ``--cook`` would carry a secret that the
+    process title does not mask, and a new option could silently change what an old one meant."""
 
     def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self._intermixed = intermixed
         self._reading = False
@@ -31,6 +37,35 @@ class Parser(argparse.ArgumentParser):
             return self.parse_known_intermixed_args(args, namespace)
         finally:
             self._reading = False
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse's, but an unknown option's value is never echoed (``--head 'X-Token: ...'``
+        was an abbreviation once: its value may be a secret), and the option meant is named."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(self._unrecognized(extras))
+        return parsed
+
+    def _unrecognized(self, extras: list[str]) -> str:
+        shown, after_option = [], False
+        for word in extras:
+            if word.startswith("-"):
+                shown.append(word.partition("=")[0])
+                after_option = "=" not in word
+            elif not after_option:  # every word after an unknown option may be its value, unquoted
+                shown.append(word)
+        known = [name for action in self._all_actions() for name in action.option_strings]
+        close = difflib.get_close_matches(next((w for w in shown if w.startswith("--")), ""), known, n=1)
+        hint = f" (options are never abbreviated: did you mean {close[0]}?)" if close else ""
+        return f"unrecognized arguments: {' '.join(shown)}{hint}"
+
+    def _all_actions(self) -> list[argparse.Action]:
+        """This parser's actions and its subcommands' (whichever the unknown option was given to)."""
+        actions = list(self._actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):  # argparse has no public way to them
+                actions += [each for sub in action.choices.values() for each in sub._actions]
+        return actions
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")

@@ -12,7 +12,10 @@ The sitemap files robots.txt names, and those the user gives, are meant to
 be read and pass whatever its rules say; every other URL, the files a
 sitemap index lists among them, obeys them. That is decided here, from the
 rules themselves, never from a flag a request carries: a request from a
-shared frontier is data, not an order.
+shared frontier is data, not an order. ``SITEMAP_ROBOTS_IGNORE_RULES`` (the
+audit's ``--ignore-robots``) lets every request pass, yet robots.txt is still
+fetched and parsed: its ``Sitemap:`` lines seed the crawl and its
+Crawl-delay (politeness, not a rule of access) is kept.
 
 Each URL is matched once (a match against a 500 KiB robots.txt costs
 milliseconds): the spider matches a link before it builds its Request, and
@@ -44,10 +47,9 @@ from twisted.internet.defer import Deferred
 from crawler.audit.blockers import without_disallow_all
 from crawler.context import config_of, context_of
 from crawler.reasons import RobotsDisallowed
-from crawler.robots_rules import parse_robots
-from crawler.scope import Scope
+from crawler.robots_rules import MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
 from crawler.signals import url_warning
-from crawler.urls import normalize_or_raw, resolve_link
+from crawler.urls import normalize_or_raw, resolve_link, site_root
 
 if TYPE_CHECKING:
     from typing import Self
@@ -61,10 +63,6 @@ __all__ = ["MAX_ROBOTS_BYTES", "MAX_ROBOTS_REDIRECTS", "SiteRobotsTxtMiddleware"
 
 logger = logging.getLogger(__name__)
 
-#: RFC 9309 section 2.5: a crawler may stop parsing after 500 KiB.
-MAX_ROBOTS_BYTES = 500 * 1024
-#: RFC 9309 section 2.3.1.2: follow at least five consecutive redirects.
-MAX_ROBOTS_REDIRECTS = 5
 _DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 
 
@@ -129,14 +127,6 @@ def _origin(request: Request) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def truncated(body: bytes) -> bytes:
-    """The first 500 KiB of *body*, cut after its last complete line."""
-    if len(body) <= MAX_ROBOTS_BYTES:
-        return body
-    head = body[:MAX_ROBOTS_BYTES]
-    return head[: head.rfind(b"\n") + 1] or head
-
-
 def _shared_robots(crawler: Crawler) -> SharedRobots | None:
     """robots.txt once for all the workers of a shared crawl (SPEC S8), else ``None``."""
     shared = config_of(crawler).distributed
@@ -161,6 +151,15 @@ class SiteRobotsTxtMiddleware:
         config = config_of(crawler)
         self.hosts = config.audit.hosts
         self.given_sitemaps = config.audit.seed_sitemaps
+        # --ignore-robots: still fetched once per origin, for its Sitemap: lines and Crawl-delay.
+        self.ignore_rules = config.audit.ignore_robots_rules
+        self.audit = config.audit.record_path is not None  # a staging audit's redirects stay on the host
+        if self.ignore_rules:  # loud wherever it is set: the audit's --ignore-robots, or the setting itself
+            logger.warning(
+                "robots.txt of %s is IGNORED (--ignore-robots): its rules are not applied (its Sitemap: lines"
+                " and Crawl-delay still are)",
+                site_root(config.start_url),
+            )
         self._named: dict[str, frozenset[str]] = {}  # origin -> the sitemap files robots.txt names or the user gave
 
     @classmethod
@@ -171,6 +170,8 @@ class SiteRobotsTxtMiddleware:
         if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
             return
         rules = await self.rules_for(request)
+        if self.ignore_rules:
+            return
         if request.meta.get("sitemap_file") and request.url in self._named.get(_origin(request), ()):
             return
         if rules.vouched(request, self.agent):
@@ -238,7 +239,7 @@ class SiteRobotsTxtMiddleware:
             if 300 <= status < 400:
                 location = response.headers.get(b"Location")
                 target = resolve_link(url, location.decode("latin-1")) if location else None
-                if target is None or not Scope(origin).same_site(target):
+                if target is None or not redirect_followed(origin, target, same_host=self.audit):
                     return self._allow_all(url, f"answered {status} to {target or 'nowhere'}, off the site")
                 url = normalize_or_raw(target)
                 continue

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["AuditRecorder"]
 
 _BATCH = 500
-_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class AuditRecorder:
@@ -100,14 +100,24 @@ class AuditRecorder:
             json.dumps(item.alternates) if item.alternates else None,
             len(item.images),
             json.dumps(item.notes) if item.notes else None,
+            item.response_ms,
+            item.body_bytes,
         )
         self.db.execute(_INSERT_PAGE, row)
         if item.links:
-            params = self.config.strip_params
-            targets = {normalize_or_raw(self._staging(link), item.encoding, params) for link in item.links}
-            targets.discard(item.url)
-            self.db.executemany("INSERT INTO links VALUES (?, ?)", ((item.url, target) for target in targets))
+            self._links(self.db, item)
         self._tick()
+
+    def _links(self, db: sqlite3.Connection, item: PageFacts) -> None:
+        """Each target once; a click (``<a>``, ``<area>``) with the text of its first anchor."""
+        params = self.config.strip_params
+        clicks: dict[str, str] = {}
+        for link, text in item.anchors.items():
+            clicks.setdefault(normalize_or_raw(self._staging(link), item.encoding, params), text)
+        targets = {normalize_or_raw(self._staging(link), item.encoding, params) for link in item.links}
+        targets.discard(item.url)
+        rows = ((item.url, target, target in clicks, clicks.get(target)) for target in targets)
+        db.executemany("INSERT INTO links VALUES (?, ?, ?, ?)", rows)
 
     def url_warning(self, url: str, code: str, detail: str) -> None:
         if self.db is not None:

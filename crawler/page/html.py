@@ -62,17 +62,25 @@ class PageHtml:
     title: str | None = None
     lang: str | None = None
     content_digest: str | None = None
+    #: With ``anchors=True``: the first ``<a>``/``<area>`` per target and its text (the audit's
+    #: clicks; ``<link>`` targets are not clicks), absolute like :attr:`links`.
+    anchors: dict[str, str] = field(default_factory=dict)
 
 
+#: Anchor text kept per target: enough to recognise a link, bounded on pages of huge links.
+ANCHOR_CHARS = 100
 _TAGS = ("a", "area", "link", "base", "meta", "img", "source", "video", "iframe", "script", "title")
 
 
-def parse_html(body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ignore | None = None) -> PageHtml:
+def parse_html(
+    body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ignore | None = None, *, anchors: bool = False
+) -> PageHtml:
     """Parse *body* (fetched from *url*) once and collect every fact of the page.
 
     With *digest_ignore*, also the content fingerprint (see
-    :func:`crawler.page.digest.content_digest`). Malformed markup is tolerated;
-    an empty or unparsable body gives no facts.
+    :func:`crawler.page.digest.content_digest`); with *anchors*, the anchor
+    text of each link clicked to (the audit's; a crawl need not pay for it).
+    Malformed markup is tolerated; an empty or unparsable body gives no facts.
     """
     page = PageHtml(base_url=url)
     try:
@@ -83,6 +91,7 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ig
         return page
     page.lang = root.get("lang") or None
     hrefs: list[str] = []
+    texts: dict[str, str] = {}  # href of a click -> its anchor text
     canonical_hrefs: list[str] = []
     alternates: list[tuple[str, str]] = []
     images: list[str] = []
@@ -93,6 +102,8 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ig
             href = element.get("href")
             if href is not None:
                 hrefs.append(href)
+                if anchors and href not in texts:
+                    texts[href] = anchor_text(element)
         elif tag == "img":
             src = element.get("src")
             if not src or src.startswith("data:"):
@@ -147,6 +158,7 @@ def parse_html(body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ig
             page.title = " ".join(element.text.split()) or None
     base = page.base_url
     page.links = _joined_links(base, hrefs)
+    page.anchors = {link: text for href, text in texts.items() if (link := resolve_link(base, href))}
     page.canonicals = _resolved(base, canonical_hrefs)
     page.alternates = [(lang, link) for lang, href in alternates if (link := resolve_link(base, href))]
     page.images = _resolved(base, images)
@@ -181,6 +193,25 @@ def _joined_links(base: str, hrefs: list[str]) -> list[str]:
         elif link := resolve_link(base, href):
             links.append(link)
     return links
+
+
+def anchor_text(element: Any) -> str:
+    """What a link says: its ``aria-label``, else its text, else an image's
+    ``alt`` (``alt`` of an ``<area>``), else its ``title``; at most
+    :data:`ANCHOR_CHARS` characters, whitespace collapsed."""
+    label = element.get("aria-label")
+    if not label:
+        parts, size = [], 0
+        for text in element.itertext():
+            parts.append(text)
+            size += len(text)
+            if size > 2 * ANCHOR_CHARS:
+                break
+        label = "".join(parts)
+    if not label.strip():
+        image = next(element.iter("img"), None) if element.tag == "a" else element
+        label = (image.get("alt") if image is not None else None) or element.get("title") or ""
+    return " ".join(label.split())[:ANCHOR_CHARS]
 
 
 def _resolved(base: str, hrefs: list[str]) -> list[str]:

@@ -196,4 +196,7 @@ def fetch(
     finally:
         # Not asyncio.run(): it would wait for a name lookup still running in the
         # loop's executor past the deadline; close() leaves that thread to finish alone.
+        # The body streams of a read stopped early are finalised first, in the loop: left
+        # to the garbage collector they print "Task was destroyed but it is pending!".
+        loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()

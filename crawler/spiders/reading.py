@@ -62,6 +62,20 @@ def html_source(response: Response) -> tuple[bytes, str, str]:
     return response.text.encode("utf-8"), "utf-8", link_encoding
 
 
+def measures(response: Response) -> tuple[int | None, int | None]:
+    """(milliseconds until the headers arrived, body bytes) for the audit's rows.
+
+    A body not downloaded (not HTML: see the spider's ``headers_received``)
+    is as big as its Content-Length says, if it says.
+    """
+    latency = response.meta.get("download_latency")
+    milliseconds = round(latency * 1000) if isinstance(latency, (int, float)) else None
+    if "download_stopped" not in response.flags:
+        return milliseconds, len(response.body)
+    length = _header(response, b"Content-Length")
+    return milliseconds, int(length) if length and length.strip().isdigit() else None
+
+
 class ResponseReader:
     def __init__(self, config: SitemapConfig, crawler: Crawler, *, digest: bool):
         self.config = config
@@ -82,6 +96,8 @@ class ResponseReader:
             redirect_chain=response.meta.get("redirect_chain", []),
             last_modified=last_modified(_header(response, b"Last-Modified"), _header(response, b"Date")),
         )
+        if self.audit:
+            facts.response_ms, facts.body_bytes = measures(response)
         if self.digest:
             facts.etag = _header(response, b"ETag")
             facts.header_last_modified = _header(response, b"Last-Modified")
@@ -102,11 +118,12 @@ class ResponseReader:
         """Everything an HTML page says: links, directives, canonical, media."""
         body, body_encoding, encoding = html_source(response)
         ignore = self.config.fingerprint_ignore if self.digest else None
-        page = parse_html(body, response.url, body_encoding, ignore)
+        page = parse_html(body, response.url, body_encoding, ignore, anchors=self.audit)
         if self.hosts is not None:
             page.links = [self.staging(link) for link in page.links]
             page.canonicals = [self.staging(link) for link in page.canonicals]
-        facts.links, facts.encoding = page.links, encoding
+            page.anchors = {self.staging(link): text for link, text in page.anchors.items()}
+        facts.links, facts.encoding, facts.anchors = page.links, encoding, page.anchors
         facts.content_digest = page.content_digest
         header_robots = _headers(response, b"X-Robots-Tag")
         if self.audit:

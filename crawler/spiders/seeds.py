@@ -59,6 +59,7 @@ class SitemapSeeds(Spider):
     robots: RobotParser | None
     hosts: HostMap | None  # a staging audit: production locs are crawled on staging
     extra_sitemaps: tuple[str, ...]
+    ignore_robots_rules: bool  # --ignore-robots: its Sitemap: lines are read, its rules not applied
 
     @abstractmethod
     def follow_url(self, raw_url: str, *, depth: int, referrer: str | None) -> Iterator[Request | PageFacts]:
@@ -68,7 +69,8 @@ class SitemapSeeds(Spider):
         """Keep the site's rules, and schedule the sitemaps its robots.txt names (SPEC S2)."""
         if not self.scope.contains(request.url):
             return
-        self.robots = robotparser
+        if not self.ignore_robots_rules:
+            self.robots = robotparser
         if self.mode is RunMode.UPDATE:
             return
         named = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []

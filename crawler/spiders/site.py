@@ -88,13 +88,15 @@ class SiteSpider(SitemapSeeds):
         spider.robots = None
         spider.hosts = config.audit.hosts
         spider.extra_sitemaps = config.audit.seed_sitemaps
+        spider.ignore_robots_rules = config.audit.ignore_robots_rules
         # Our staging folders and manifest, should the site serve the output folder with a listing.
         spider.own_files = (config.base_url + STAGING_PREFIX, config.base_url + MANIFEST_NAME)
         spider.state = spider.context.run_state
-        # Content digests serve the state store (here, or the exporter's of a shared crawl), and
-        # the audit's soft-404 check.
+        # Content digests serve the state store (here, or the exporter's of a shared crawl), the
+        # duplicates pipeline (here, or the exporter's), and the audit's soft-404 check.
         exporter_state = config.distributed is not None and config.distributed.exporter_state
         digest = spider.state is not None or exporter_state or config.audit.record_path is not None
+        digest = digest or not config.keep_duplicates
         spider.reader = ResponseReader(config, crawler, digest=digest)
         if spider.state is not None:
             spider.mode = spider.state.mode

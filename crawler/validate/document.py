@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from xml.parsers import expat
 
 from crawler.protocol import (
@@ -21,11 +21,11 @@ from crawler.protocol import (
     SITEMAP_NS,
     is_schema_datetime,
     is_w3c_datetime,
-    w3c_instant,
 )
 from crawler.validate.extensions import EntryMedia, FileState, check_extension
 from crawler.validate.findings import Finding
 from crawler.validate.hosts import is_dev_origin
+from crawler.validate.lastmods import SAME_LASTMOD_SHARE, LastmodTally, in_future
 from crawler.validate.schema import INDEX_ENTRY, URL, Node, check_sequence
 
 __all__ = ["Checked", "DocumentCheck", "Entry", "SetContext", "check_document"]
@@ -35,10 +35,6 @@ _CHANGEFREQ = frozenset({"always", "hourly", "daily", "weekly", "monthly", "year
 _DECLARED_ENCODING = re.compile(rb"""^(?:\xef\xbb\xbf)?<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 _ABSOLUTE = re.compile(r"https?://[^/?#\s]+", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s")
-#: One lastmod on this many URLs or more is a build time, not a change time.
-SAME_LASTMOD_MIN = 10
-#: Clocks and time zones differ: a lastmod is "in the future" only past this.
-FUTURE_SLACK = timedelta(days=1)
 #: The shortest loc the schema allows (``tLoc`` minLength).
 MIN_LOC_LENGTH = 12
 
@@ -61,12 +57,16 @@ class SetContext:
     """What the files of one set share: the origin and the locs seen.
 
     *declared* means the origin was given (``--origin`` or the index's own
-    URL), not guessed from the first loc. Seen locs are kept as 64-bit
-    hashes: a million-URL set stays small in memory.
+    URL), not guessed from the first loc. *aliases* are other spellings of
+    that origin (a staging copy's, whose own sitemap names it): their locs
+    are that origin's URLs. Seen locs are kept as 64-bit hashes: a
+    million-URL set stays small in memory.
     """
 
     origin: str | None = None
     declared: bool = False
+    aliases: frozenset[str] = frozenset()
+    same_lastmod_share: int = SAME_LASTMOD_SHARE  # percent
     seen: dict[int, str] = field(default_factory=dict)
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -89,9 +89,7 @@ class DocumentCheck:
         self._expected = "url"
         self._root_at = (1, 1)
         self._state = FileState()
-        self._lastmods = 0
-        self._first_lastmod: tuple[str, int, int] | None = None
-        self._one_lastmod = True
+        self._lastmods = LastmodTally()
         self._here: set[int] = set()  # this file's loc keys (at most 50,000)
         self._parser = expat.ParserCreate(namespace_separator=" ")
 
@@ -205,13 +203,13 @@ class DocumentCheck:
                     check_extension(child, media, self._state, self.problem)
                 elif self._state.once("index extension"):
                     self.problem(child, "ignored", f"<{child.name}> of {child.ns} in an index is ignored")
-        lastmod = self._check_values(found)
         locs = found.get("loc")
+        lastmod = self._check_values(found, locs[0].value if locs else None)
         if locs and self._check_loc(locs[0], media):
             loc = locs[0]
             self._out.append(Entry(loc.value, lastmod, self.name, loc.line, loc.col, node.name, media))
 
-    def _check_values(self, found: dict[str, list[Node]]) -> str | None:
+    def _check_values(self, found: dict[str, list[Node]], loc: str | None) -> str | None:
         for node in found.get("changefreq", ())[:1]:
             if node.value not in _CHANGEFREQ:
                 self.problem(node, "changefreq", f"invalid value {node.value!r}")
@@ -220,7 +218,6 @@ class DocumentCheck:
                 self.problem(node, "priority", f"must be 0.0 to 1.0, not {node.value!r}")
         nodes = found.get("lastmod")
         if not nodes:
-            self._one_lastmod = False
             return None
         node = nodes[0]
         text = node.value
@@ -231,13 +228,10 @@ class DocumentCheck:
                 message = f"not a W3C datetime: {text!r}"
             self.problem(node, "lastmod", message)
             return None
-        if _moment(text) > self.context.now + FUTURE_SLACK:
-            self.problem(node, "future-lastmod", f"lastmod {text} is in the future")
-        self._lastmods += 1
-        if self._first_lastmod is None:
-            self._first_lastmod = (text, node.line, node.col)
-        elif text != self._first_lastmod[0]:
-            self._one_lastmod = False
+        future = in_future(text, self.context.now, (self.name, node.line, node.col), loc)
+        if future is not None:
+            self._out.append(future)
+        self._lastmods.add(text, node.line, node.col)
         return text
 
     def _check_loc(self, node: Node, media: EntryMedia | None) -> bool:
@@ -255,6 +249,8 @@ class DocumentCheck:
         origin = match.group(0).lower()
         if context.origin is None:
             context.origin = origin
+        elif origin in context.aliases:
+            loc = context.origin + loc[len(origin) :]  # the same page: a duplicate either way it is spelled
         elif origin != context.origin:
             self.problem(node, "host", f"{loc} is not on {context.origin}")
         elif not context.declared and is_dev_origin(origin) and self._state.once("dev-host"):
@@ -277,15 +273,9 @@ class DocumentCheck:
             if self.kind == "urlset":
                 message += " (normal for a news sitemap between articles)"
             yield Finding(self.name, line, col, "empty", message)
-        first = self._first_lastmod
-        if (
-            self.kind == "urlset"
-            and first is not None
-            and self._one_lastmod
-            and self._lastmods == self.entries >= SAME_LASTMOD_MIN
-        ):
-            message = f"all {self.entries} URLs have lastmod {first[0]}: a build time, not when each page changed"
-            yield Finding(self.name, first[1], first[2], "same-lastmod", message)
+        same = self._lastmods.same(self.name, self.entries, self.context.same_lastmod_share)
+        if self.kind == "urlset" and same is not None:
+            yield same
 
 
 def _position(item: Entry | Finding) -> tuple[int, int, int]:
@@ -301,10 +291,6 @@ def _refused(data: bytes) -> tuple[str, str] | None:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (declared and declared.group(1).lower() not in (b"utf-8", b"utf8")):
         return "encoding", "sitemaps must be UTF-8"
     return None
-
-
-def _moment(text: str) -> datetime:
-    return w3c_instant(text) or datetime.min.replace(tzinfo=UTC)  # unreadable: not worth a finding
 
 
 def _is_priority(text: str) -> bool:

@@ -60,20 +60,23 @@ RULES: dict[str, Severity] = {
     "ignored": _W,  # allowed by the schema, read by nobody
     "deprecated": _W,  # deprecated codes and elements, with the replacement
     "dev-host": _W,  # locs on localhost or another development host
-    "same-lastmod": _W,  # every URL of a file with one lastmod: a build time, not a change
+    "same-lastmod": _W,  # most URLs of a file (90%) with one lastmod: a build time, not a change
     "future-lastmod": _W,  # lastmod more than a day ahead
 }
 
 
 @dataclass(slots=True, frozen=True)
 class Finding:
-    """One finding at a real position (1-based line and column)."""
+    """One finding at a real position (1-based line and column); *loc* is the
+    entry's URL when the finding is about one page (a lastmod in the future),
+    so a report can name the page, not the file."""
 
     file: str
     line: int
     col: int
     rule: str
     message: str
+    loc: str | None = None
 
     @property
     def severity(self) -> Severity:

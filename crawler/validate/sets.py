@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from crawler.validate.document import DocumentCheck, Entry, SetContext
 from crawler.validate.findings import Finding
+from crawler.validate.lastmods import SAME_LASTMOD_SHARE
 from crawler.validate.read import SitemapReadError, read_head, read_sitemap
 
 __all__ = ["MAX_FAILURES_IN_A_ROW", "SetOptions", "SitemapSet", "check_set"]
@@ -46,6 +47,10 @@ class SetOptions:
     locate: Callable[[str], str] | None = None
     #: The User-Agent remote files are fetched with (the ``USER_AGENT`` setting); a remote set needs it.
     user_agent: str | None = None
+    #: Other origins (``scheme://host[:port]``) whose locs are *origin*'s URLs: a staging copy's own.
+    aliases: tuple[str, ...] = ()
+    #: ``same-lastmod``: one lastmod on this share of a file's URLs (percent) or more.
+    same_lastmod_share: int = SAME_LASTMOD_SHARE
 
 
 def _is_remote(location: str) -> bool:
@@ -69,7 +74,9 @@ class SitemapSet:
         origin = self.options.origin
         if origin is None and _is_remote(self.target):
             origin = _origin(self.target)
-        self._context = SetContext(origin.lower() if origin else None, origin is not None)
+        aliases = frozenset(alias.lower().rstrip("/") for alias in self.options.aliases)
+        share = self.options.same_lastmod_share
+        self._context = SetContext(origin.lower() if origin else None, origin is not None, aliases, share)
         self._kinds: dict[str, str | None] = {}  # file key -> root element, once checked
         self._unreadable = False
 
@@ -155,7 +162,7 @@ class SitemapSet:
 
     def _remote_children(self, index: str, entries: list[Entry]) -> Iterator[Entry | Finding]:
         # Only the set's origin and the index's own are fetched: never a local path, never another site.
-        allowed = {self._context.origin, _origin(index)}
+        allowed = {self._context.origin, _origin(index), *self._context.aliases}
         locate = self.options.locate
         failures = 0
         for number, entry in enumerate(entries):

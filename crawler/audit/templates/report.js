@@ -3,6 +3,9 @@
   const data = JSON.parse(document.getElementById("audit-data").textContent);
   const PAGE = 100;
   const byUrl = new Map(data.urls.map(function (row) { return [row.url, row]; }));
+  const BADGES = { severity: ["critical", "warning", "notice"], change: ["new", "still there"] };
+  const LABELS = { depth: "click depth", response_ms: "response time", bytes: "size", linked_from: "linked from (anchor text)" };
+  for (const finding of data.findings) finding.fix = (data.kinds[finding.kind] || {}).fix || "";
 
   function text(value) {
     if (value === null || value === undefined) return "";
@@ -43,7 +46,14 @@
         const line = document.createElement("tr");
         for (const column of columns) {
           const cell = document.createElement("td");
-          cell.textContent = text(row[column]);
+          if (BADGES[column] && BADGES[column].includes(row[column])) {
+            const badge = document.createElement("span");
+            badge.className = "badge " + row[column].replace(" ", "-");
+            badge.textContent = row[column];
+            cell.appendChild(badge);
+          } else {
+            cell.textContent = text(row[column]);
+          }
           line.appendChild(cell);
         }
         line.addEventListener("click", function () { onRow(row); });
@@ -84,6 +94,26 @@
     apply();
   }
 
+  function linkLine(link) {
+    if (link === null || typeof link !== "object") return text(link);
+    const from = link.url || link.source || "";
+    if (link.anchor === null || link.anchor === undefined) return from + " (a <link> element, not a click)";
+    return from + (link.anchor ? " \u201c" + link.anchor + "\u201d" : " (a link without text)");
+  }
+
+  function describe(name, value) {
+    if (name === "finding details") return value.length ? value : "-";
+    if (name === "depth" && (value === null || value === undefined)) return "not linked";
+    if (name === "response_ms" && typeof value === "number") return value + " ms";
+    if (name === "bytes" && typeof value === "number") {
+      return value < 1024 ? value + " bytes" : (value / 1024).toFixed(1) + " KiB (" + value + " bytes)";
+    }
+    if (Array.isArray(value) && value.some(function (item) { return item !== null && typeof item === "object"; })) {
+      return value.map(linkLine);
+    }
+    return text(value) || "-";
+  }
+
   function showDetail(url) {
     const row = byUrl.get(url);
     const panel = document.getElementById("detail");
@@ -94,11 +124,22 @@
     const list = document.createElement("dl");
     const fields = row ? Object.entries(row) : [["url", url]];
     const findings = data.findings.filter(function (finding) { return finding.url === url; });
-    for (const [name, value] of fields.concat([["finding details", findings.map(function (f) { return f.kind + ": " + f.detail; })]])) {
+    const notes = findings.map(function (f) { return f.severity + " " + f.kind + ": " + f.detail + " \u2014 " + f.fix; });
+    for (const [name, value] of fields.concat([["finding details", notes]])) {
       const term = document.createElement("dt");
-      term.textContent = name;
+      term.textContent = LABELS[name] || name;
       const description = document.createElement("dd");
-      description.textContent = text(value) || "-";
+      const shown = describe(name, value);
+      if (Array.isArray(shown)) {
+        for (const line of shown) {
+          const item = document.createElement("div");
+          item.textContent = line;
+          description.appendChild(item);
+        }
+      } else {
+        description.textContent = shown;
+      }
+      term.dataset.field = name;
       list.append(term, description);
     }
     panel.appendChild(list);
@@ -106,7 +147,8 @@
     panel.scrollIntoView({ block: "nearest" });
   }
 
-  table("findings", data.findings, ["kind", "url", "detail", "related"], "kind", function (row) { showDetail(row.url); });
+  const findingColumns = ["severity"].concat(data.comparing ? ["change"] : [], ["kind", "url", "detail", "fix", "related"]);
+  table("findings", data.findings, findingColumns, "kind", function (row) { showDetail(row.url); });
   table("urls", data.urls, ["url", "status", "outcome", "reason", "depth", "inlinks", "in_sitemaps", "title"], "outcome",
     function (row) { showDetail(row.url); });
 })();

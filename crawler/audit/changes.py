@@ -1,0 +1,111 @@
+"""An audit compared with an earlier one (``--compare DIR``): each finding
+``new`` or ``still there``, and the earlier ones now ``fixed`` (pure apart
+from reading the earlier ``report.json``).
+
+Findings are matched by kind and production URL, not by their text: a
+detail such as "linked from 3 pages" changes while the problem stays.
+Several findings of one kind on one URL (hreflang alternates, a sitemap
+file's errors) are matched by their text first, then one for one. The
+findings a staging blocker groups count as there, so lifting or adding a
+blocker does not turn the rows it hid into news.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crawler.audit.findings import Finding
+
+__all__ = ["NEW", "STILL_THERE", "PreviousAudit", "mark", "read_previous"]
+
+NEW, STILL_THERE = "new", "still there"
+Key = tuple[str, str]
+
+
+@dataclass(slots=True)
+class PreviousAudit:
+    folder: str
+    finished: str | None
+    findings: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)  # listed, by key
+    grouped: set[Key] = field(default_factory=set)  # folded under a blocker
+
+
+def read_previous(folder: Path) -> PreviousAudit:
+    """The findings of the audit written in *folder*; ValueError (one line) when there is none."""
+    path = folder / "report.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"--compare {folder}: no report.json there (give an earlier audit's --out folder)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"--compare {path}: not readable as JSON ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise ValueError(f"--compare {path}: not an audit report (no findings list)")  # noqa: TRY004 - one line
+    rows = data["urls"] if isinstance(data.get("urls"), list) else []
+    production = {str(r.get("url")): str(r.get("production_url") or r.get("url")) for r in rows if isinstance(r, dict)}
+    audit = data["audit"] if isinstance(data.get("audit"), dict) else {}
+    previous = PreviousAudit(str(folder), audit.get("finished"))
+    for item in data["findings"]:
+        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
+            raise ValueError(f"--compare {path}: not an audit report (a finding without a kind)")  # noqa: TRY004
+        url = str(item.get("url", ""))
+        public = str(item.get("production_url") or production.get(url, url))
+        previous.findings.setdefault((item["kind"], public), []).append(item)
+        for kind, urls in (item.get("grouped") or {}).items():
+            previous.grouped.update((str(kind), production.get(str(u), str(u))) for u in urls)
+    return previous
+
+
+def _pair(current: list[Finding], earlier: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mark *current* (one key's findings) against *earlier*; what is left of *earlier* is fixed."""
+    by_detail: dict[Any, list[int]] = {}
+    for position, item in enumerate(earlier):  # a dict of positions: a file's 50,000 findings stay linear
+        by_detail.setdefault(item.get("detail"), []).append(position)
+    for stack in by_detail.values():
+        stack.reverse()  # popped from the end: the earliest first
+    matched: set[int] = set()
+    unmatched = []
+    for finding in current:
+        same = by_detail.get(finding.detail)
+        if same:
+            matched.add(same.pop())
+            finding.change = STILL_THERE
+        else:
+            unmatched.append(finding)
+    left = iter([item for position, item in enumerate(earlier) if position not in matched])
+    for finding in unmatched:  # the same kind on the same URL, said differently: still there, one for one
+        finding.change = STILL_THERE if next(left, None) is not None else NEW
+    return list(left)
+
+
+def mark(findings: list[Finding], previous: PreviousAudit, public: Callable[[str], str]) -> dict[str, Any]:
+    """Set each finding's ``change``; the ``compare`` block of the report (counts and the fixed findings)."""
+    by_key: dict[Key, list[Finding]] = {}
+    grouped: set[Key] = set()
+    for finding in findings:
+        by_key.setdefault((finding.kind.value, public(finding.url)), []).append(finding)
+        grouped.update((kind, public(url)) for kind, urls in finding.grouped.items() for url in urls)
+    fixed = []
+    for key, earlier in previous.findings.items():
+        left = _pair(by_key.get(key, []), earlier)
+        if key not in grouped:
+            fixed += left
+    for key, current in by_key.items():
+        if key not in previous.findings:
+            for finding in current:
+                finding.change = STILL_THERE if key in previous.grouped else NEW
+    changes = [finding.change for finding in findings]
+    return {
+        "with": previous.folder,
+        "finished": previous.finished,
+        "new": changes.count(NEW),
+        "still_there": changes.count(STILL_THERE),
+        "fixed": len(fixed),
+        "fixed_findings": [
+            {key: item.get(key) for key in ("kind", "url", "production_url", "detail")} for item in fixed
+        ],
+    }

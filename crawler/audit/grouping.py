@@ -1,0 +1,72 @@
+"""Findings a staging blocker causes, grouped under it (pure).
+
+While a site-wide noindex or ``Disallow: /`` is in force, every listed URL
+is "not indexable" (and canonicals to them too) and, behind ``Disallow: /``,
+where no page is fetched, every listed URL is an orphan: sixty rows that
+all say "remove the blocker". They are folded into the blocker's finding (its ``grouped`` URLs
+by kind, its ``related`` URLs for the CSV), with the option that shows the
+site as it would be without it. A page's own problems stay listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from crawler.audit.blockers import Blocker
+from crawler.audit.findings import Finding, Kind
+from crawler.audit.record import Page
+
+__all__ = ["RERUN", "group_under_blockers"]
+
+#: The option that reads the blocker away, named in the grouped finding.
+RERUN = "--as-if-no-blocker"
+
+
+def _reason(blocker: Blocker) -> str:
+    return "robots" if blocker.kind == "robots" else "noindex"
+
+
+def _stops_links(blocker: Blocker, robots_obeyed: bool) -> bool:
+    """No page is fetched past an obeyed robots.txt ``Disallow: /``, so no link is seen (a noindex,
+    nofollow page's links are still recorded, and so are those of a robots.txt ignored by
+    ``--ignore-robots``: their orphans are the site's own)."""
+    return blocker.kind == "robots" and robots_obeyed
+
+
+def _caused(finding: Finding, blocker: Blocker, pages: Mapping[str, Page], robots_obeyed: bool) -> bool:
+    stops = _stops_links(blocker, robots_obeyed)
+    if finding.kind is Kind.LISTED_NOT_INDEXABLE:
+        page = pages.get(finding.url)
+        return page.reason == _reason(blocker) if page is not None else stops
+    if finding.kind is Kind.CANONICAL_NOT_INDEXABLE and finding.related:
+        target = pages.get(finding.related[0])
+        return target is not None and target.reason == _reason(blocker)
+    return finding.kind is Kind.ORPHANS and stops
+
+
+def _describe(grouped: dict[str, list[str]]) -> str:
+    counts = ", ".join(f"{len(urls)} {kind}" for kind, urls in grouped.items())
+    return f"; it causes {counts}, grouped here: rerun with {RERUN} to see the site without it"
+
+
+def group_under_blockers(
+    findings: list[Finding], blockers: list[Blocker], pages: Mapping[str, Page], *, robots_obeyed: bool = True
+) -> list[Finding]:
+    """*findings* with those the confirmed *blockers* cause folded into the blockers' findings
+    (the blockers' findings are the ``staging-blocker`` ones, in the same order)."""
+    heads = [finding for finding in findings if finding.kind is Kind.STAGING_BLOCKER]
+    pairs = list(zip(heads, blockers, strict=False))
+    if not pairs:
+        return findings
+    kept = []
+    for finding in findings:
+        head = next((head for head, blocker in pairs if _caused(finding, blocker, pages, robots_obeyed)), None)
+        if head is None:
+            kept.append(finding)
+        else:
+            head.grouped.setdefault(finding.kind.value, []).append(finding.url)
+    for head, _ in pairs:
+        if head.grouped:
+            head.detail += _describe(head.grouped)
+            head.related = sorted({url for urls in head.grouped.values() for url in urls})
+    return kept

@@ -1,0 +1,57 @@
+"""Which of the site's own sitemaps a staging audit reads (pure).
+
+What the site names (robots.txt ``Sitemap:`` lines) is only ever fetched over
+HTTP(S) from the staging origin: another port or another name of the same
+host, another host, a local path or a ``file:`` URL may be production, or
+the auditor's own machine (``Sitemap: /etc/passwd``). A production URL names
+a staging page (``PROD/x`` is ``STAGING/x``) and is read there. Local files
+are read only when the user names them on the command line (``--sitemap``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from crawler.audit.findings import Finding, Kind
+from crawler.hostmap import HostMap
+from crawler.scope import Scope
+from crawler.urls import normalize_url
+
+__all__ = ["MAX_NAMED", "off_origin", "site_sitemaps"]
+
+#: robots.txt ``Sitemap:`` lines considered (the crawl reads as many files at most).
+MAX_NAMED = 1000
+_SHOWN = 200  # characters of a line shown in a finding
+
+
+def off_origin(url: str, staging_root: str, hosts: HostMap | None) -> tuple[str | None, str]:
+    """*url* on the staging origin (mapped from production), or ``None`` and why it is not read."""
+    try:
+        normalized = normalize_url(url)
+    except ValueError:  # a path, file:, ftp:: what the site names is never opened on this machine
+        return None, "not an absolute http(s) URL; a local file is read only when given with --sitemap"
+    staging = hosts.to_staging(normalized) if hosts else normalized
+    scope = Scope(staging_root)
+    if not scope.contains(staging):
+        return None, f"not on the staging origin {scope.origin}: an audit requests nothing else"
+    return staging, ""
+
+
+def site_sitemaps(named: Iterable[str], staging_root: str, hosts: HostMap | None) -> tuple[list[str], list[Finding]]:
+    """The sitemaps robots.txt names that are read (staging URLs), and a ``sitemap-errors``
+    finding on robots.txt for each that is not."""
+    robots = staging_root + "robots.txt"
+    sources: list[str] = []
+    refused: list[Finding] = []
+    lines = list(named)
+    for line in lines[:MAX_NAMED]:
+        url, why = off_origin(line, staging_root, hosts)
+        if url is None:
+            shown = line if len(line) <= _SHOWN else line[: _SHOWN - 3] + "..."
+            refused.append(Finding(Kind.SITEMAP_ERRORS, robots, f"Sitemap: {shown} not fetched: {why}"))
+        elif url not in sources:
+            sources.append(url)
+    if len(lines) > MAX_NAMED:
+        more = f"{len(lines) - MAX_NAMED} more Sitemap: lines not read (at most {MAX_NAMED})"
+        refused.append(Finding(Kind.SITEMAP_ERRORS, robots, more))
+    return sources, refused

@@ -1,0 +1,91 @@
+"""Exact duplicates (pure): pages a search engine takes for one page, so a sitemap lists one.
+
+Two pages are duplicates when they read the same (the content digest: title and visible
+text, volatile parts blanked), show the same images and link to the same places. Links
+are compared as sets, fragments dropped and the two pages themselves left out: the same
+bytes at `/` and `/index.html` resolve `href="#top"` to each page itself, and a link to
+`/` is a link to itself in one of them only. Pages of a template that share their text
+but link elsewhere (a link farm) are not duplicates: a duplicate wrongly called is a page
+missing from the sitemap.
+
+:class:`Duplicates` keeps the pages listed so far, two 16-byte keys each: a set of links is
+hashed as the XOR of its members' hashes, so "without the other page" is one XOR away and
+every comparison is a dictionary lookup, never a scan. The detail of the ``duplicate``
+reason names the URL kept; the audit and the next run read it back with :func:`kept_of`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+__all__ = ["DUPLICATE_OF", "Duplicates", "duplicate_detail", "kept_of", "twins"]
+
+DUPLICATE_OF = "same content as "
+
+
+def _h(value: str) -> int:
+    return int.from_bytes(hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+
+
+def _content(digest: str, images: Iterable[str]) -> bytes:
+    content = hashlib.blake2b(digest.encode(), digest_size=16)
+    for image in sorted(set(images)):
+        content.update(b"\0" + image.encode("utf-8", "surrogatepass"))
+    return content.digest()
+
+
+def _targets(url: str, links: Iterable[str]) -> set[str]:
+    """Where a page links, fragments dropped, the page itself left out."""
+    return {link.partition("#")[0] for link in links} - {url.partition("#")[0]}
+
+
+def _keys(url: str, digest: str, images: Iterable[str], links: Iterable[str]) -> tuple[bytes, bytes]:
+    """A page's keys: its content with its links, and with its links plus itself. A twin that links
+    to it (or that it links to) then meets one of them, as does one that does not."""
+    content = _content(digest, images)
+    mix = 0
+    for target in _targets(url, links):
+        mix ^= _h(target)
+    with_itself = mix ^ _h(url.partition("#")[0])
+    return content + mix.to_bytes(16), content + with_itself.to_bytes(16)
+
+
+class Duplicates:
+    """The pages listed so far, by content and links (in memory: O(listed pages))."""
+
+    def __init__(self) -> None:
+        self._kept: dict[bytes, str] = {}
+
+    def find(self, url: str, digest: str, images: Sequence[str], links: Sequence[str]) -> str | None:
+        """The URL already kept that *url* duplicates, or ``None``."""
+        for key in _keys(url, digest, images, links):
+            kept = self._kept.get(key)
+            if kept is not None and kept != url:
+                return kept
+        return None
+
+    def remember(self, url: str, digest: str, images: Sequence[str], links: Sequence[str]) -> None:
+        """*url* is the one kept for its content (listed now, or the last run's choice before it comes)."""
+        for key in _keys(url, digest, images, links):
+            self._kept.setdefault(key, url)
+
+
+def twins(a: tuple[str, str, Sequence[str], Sequence[str]], b: tuple[str, str, Sequence[str], Sequence[str]]) -> bool:
+    """Whether pages *a* and *b*, each (url, digest, images, links), are duplicates (compared in full)."""
+    (url_a, digest_a, images_a, links_a), (url_b, digest_b, images_b, links_b) = a, b
+    if _content(digest_a, images_a) != _content(digest_b, images_b):
+        return False
+    both = {url_a.partition("#")[0], url_b.partition("#")[0]}
+    return _targets(url_a, links_a) - both == _targets(url_b, links_b) - both
+
+
+def duplicate_detail(kept: str) -> str:
+    return DUPLICATE_OF + kept
+
+
+def kept_of(detail: str | None) -> str | None:
+    """The URL a ``duplicate`` detail names, or ``None``."""
+    if not detail or not detail.startswith(DUPLICATE_OF):
+        return None
+    return detail.removeprefix(DUPLICATE_OF) or None
