@@ -19,6 +19,7 @@ from crawler.hostmap import HostMap
 from crawler.logs import MASK
 from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
+from crawler.validate.lastmods import SAME_LASTMOD_SHARE
 from settings.values import no_credentials, strings, whole_number
 
 __all__ = ["MASK", "Audit", "StagingAccess", "production_origin", "read_audit"]
@@ -64,7 +65,7 @@ class Audit:
     as_if_no_blocker: bool = False
     sitemaps: tuple[str, ...] = ()  # the site's sitemaps to compare with: URLs or local files
     compare: Path | None = None  # an earlier audit's folder (--compare)
-    same_lastmod_share: int = 90  # percent of a sitemap file on one lastmod that is a build time
+    same_lastmod_share: int = SAME_LASTMOD_SHARE  # percent of a sitemap file on one lastmod: a build time
 
 
 def production_origin(value: object, staging: str) -> str:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from crawler.audit.analysis import SiteFacts
 from crawler.audit.findings import Finding, Kind
+from crawler.audit.sources import off_origin
 from crawler.hostmap import HostMap
-from crawler.urls import site_root
 from crawler.validate.document import Entry
 from crawler.validate.findings import Finding as SitemapFinding
 from crawler.validate.lastmods import future_value
@@ -39,20 +39,13 @@ def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | 
         for item in sitemaps:
             if isinstance(item, Entry):
                 url = hosts.to_staging(item.loc) if hosts else item.loc
-                if hosts and not _on(url, hosts.staging):
+                if hosts and off_origin(item.loc, hosts.staging, hosts)[0] is None:
                     continue  # on neither host: a sitemap error already, not a page of this site
                 existing.listed[url] = existing.listed.get(url, 0) + 1
             else:
                 existing.findings.append(_finding(item, hosts))
         existing.files += sitemaps.files
     return existing
-
-
-def _on(url: str, root: str) -> bool:
-    try:
-        return site_root(url).lower() == root.lower()
-    except ValueError:
-        return False
 
 
 def _finding(item: SitemapFinding, hosts: HostMap | None) -> Finding:

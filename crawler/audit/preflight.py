@@ -6,9 +6,9 @@ crawl's User-Agent, one deadline per request over connect, headers and body,
 a size cap: robots.txt's is RFC 9309's 500 KiB, read as the crawl reads it).
 Credentials go to the staging origin only and redirects are not followed
 with them: a 3xx is read as an answer. robots.txt alone is read through its
-redirects on the same site, as the crawl reads it (RFC 9309 2.3.1.2), so a
-``Disallow: /`` it is redirected to is a blocker too; a hop off the staging
-origin gets no credentials.
+redirects on the same host (RFC 9309 2.3.1.2; the crawl of an audit follows
+the same ones), so a ``Disallow: /`` it is redirected to is a blocker too; a
+hop off the staging origin gets no credentials.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from crawler.urls import resolve_link, site_root
 __all__ = ["Preflight", "PreflightError", "preflight"]
 
 _MAX_PAGE = 8 * 1024 * 1024
-#: RFC 9309 2.3.1.2: robots.txt redirects followed, as many as the crawl's middleware follows.
 
 
 class PreflightError(Exception):

@@ -133,13 +133,14 @@ def _chart(summary: dict[str, Any]) -> dict[str, Any]:
     return {"bars": bars, "height": max(22, 22 * len(bars))}
 
 
-def _html(report: AuditReport, summary: dict[str, Any], findings: list[dict[str, Any]], file: Any) -> None:
+def _html(
+    report: AuditReport, summary: dict[str, Any], findings: list[dict[str, Any]], verdict: dict[str, Any], file: Any
+) -> None:
     templates = files("crawler.audit") / "templates"
     script = (templates / "report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
-    verdict = report.verdict()
     kinds = {entry["kind"]: entry for entry in verdict["kinds"]}
     data = {"urls": report.rows, "findings": findings, "kinds": kinds, "comparing": report.compare is not None}
     template.stream(
@@ -214,5 +215,5 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
             target(f"findings-{kind.value}.csv"),
             lambda f, lines=lines: _csv_rows(f, ("url", "production_url", "detail", "related"), lines),
         )
-    _replace(target("report.html"), lambda f: _html(report, summary, findings, f))
+    _replace(target("report.html"), lambda f: _html(report, summary, findings, verdict, f))
     return written
