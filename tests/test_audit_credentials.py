@@ -86,10 +86,11 @@ def rows(out: Path) -> dict[str, dict[str, Any]]:
     return {row["url"]: row for row in data["urls"]}
 
 
-def test_a_robots_txt_redirected_to_another_port_is_fetched_there_without_credentials(
-    other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    elsewhere = f"http://127.0.0.1:{other.server_address[1]}/robots.txt"
+def audit_behind_robots_redirect(
+    host: str, other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> StagingServer:
+    """An audit (it succeeds) of a site whose robots.txt answers 301 to the one of *other*, named by *host*."""
+    elsewhere = f"http://{host}:{other.server_address[1]}/robots.txt"
     site = serve({
         "/robots.txt": (301, {"Location": elsewhere}, ""),
         "/": (200, HTML, page("Home", '<a href="/about">About</a> <a href="/kept-out">Out</a>')),
@@ -101,6 +102,13 @@ def test_a_robots_txt_redirected_to_another_port_is_fetched_there_without_creden
     finally:
         site.stop()
     assert result.returncode == 0, result.stderr
+    return site
+
+
+def test_a_robots_txt_redirected_to_another_port_is_fetched_there_without_credentials(
+    other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = audit_behind_robots_redirect("127.0.0.1", other, tmp_path, monkeypatch)
     # Followed (RFC 9309 2.3.1.2) by the preflight (its own HTTP client) and by the crawl, each once.
     assert [hit.path for hit in other.log] == ["/robots.txt", "/robots.txt"]
     assert all(bare(hit) for hit in other.log)
@@ -214,20 +222,10 @@ def test_each_staging_blocker_is_found_with_credentials_that_stay_on_staging(
 def test_a_robots_txt_redirected_to_another_host_is_not_followed_by_an_audit(
     other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``localhost`` is another name of the machine, and another host to the audit (it may be
-    production, on the same registrable domain): the redirect is not followed, as if robots.txt
-    had none (everything allowed), and that server hears nothing."""
-    elsewhere = f"http://localhost:{other.server_address[1]}/robots.txt"
-    site = serve({
-        "/robots.txt": (301, {"Location": elsewhere}, ""),
-        "/": (200, HTML, page("Home", '<a href="/kept-out">Out</a>')),
-        "/kept-out": (200, HTML, page("Kept out", '<a href="/">Home</a>')),
-    })  # fmt: skip
-    try:
-        result = audit([], site, tmp_path / "out", monkeypatch)
-    finally:
-        site.stop()
-    assert result.returncode == 0, result.stderr
+    """``localhost`` is another name of the machine, and another host to the audit (another host
+    may be production): the redirect is not followed, as if robots.txt had none (everything
+    allowed), and that server hears nothing."""
+    site = audit_behind_robots_redirect("localhost", other, tmp_path, monkeypatch)
     assert other.log == []
     assert rows(tmp_path / "out")[site.url + "kept-out"]["outcome"] == "listed"
     assert check_set(tmp_path / "out" / "sitemap.xml", PROD) == []
