@@ -40,10 +40,10 @@ mutants: install test-tools
 # container tests build and run the image with podman on a Debian 12 base made here
 # (.ci/podman-setup). Installed when missing and apt can run (root); without them those
 # tests are skipped with the reason (under CI=true they fail instead).
-TEST_PACKAGES := chromium chromium-driver podman buildah runc debootstrap uidmap redis-server
+TEST_PACKAGES := chromium chromium-driver podman buildah runc debootstrap uidmap redis-server faketime
 test-tools:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v podman >/dev/null \
-	  && command -v debootstrap >/dev/null && command -v redis-server >/dev/null || \
+	  && command -v debootstrap >/dev/null && command -v redis-server >/dev/null && command -v faketime >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES); } || \
 	  echo "note: $(TEST_PACKAGES) are not all installed: the browser and container tests will be skipped" >&2
@@ -63,4 +63,4 @@ bench: install bench-tools
 	$(BIN)/python bench/hostile.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/real_sites.py
-	$(BIN)/python bench/distributed.py
+	nice -n 19 $(BIN)/python bench/distributed.py --pages 50000

@@ -64,6 +64,7 @@ class Stat:
     CARRIED = key("carried")
     REMOVED = key("removed")
     SHARED_REFUSED = key("shared", "refused")  # items from Redis the exporter refused (not ours, or not to be listed)
+    SHARED_REFETCHED = key("shared", "refetched")  # leases taken back from a worker that stopped, fetched again
 
 
 class FastStatsCollector(MemoryStatsCollector):

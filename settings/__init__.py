@@ -111,8 +111,6 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
     # Before Retry (550) in the response order: 429/5xx/timeouts slow the site down first.
     "crawler.downloadermiddlewares.backoff.ServerBackoffMiddleware": 600,
-    # A shared crawl's pace for the whole site, asked of Redis just before each download.
-    "crawler.downloadermiddlewares.sharedpace.SharedPaceMiddleware": 980,
     # Staging credentials on the staging origin only; last, so nothing adds them after it.
     "crawler.downloadermiddlewares.staging.StagingAccessMiddleware": 990,
 }
@@ -228,9 +226,11 @@ SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the sta
 SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goes to another worker
 SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawler worker`)
 SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pace keeps (DOWNLOAD_DELAY is 0 there)
+SITEMAP_SHARED_DOWNLOAD_HANDLERS: dict[str, str] = {}  # set for workers: the handlers the shared pace wraps
 SITEMAP_WORKERS = 0  # local worker processes (0: the coordinator crawls in-process); a private Redis without one
 SITEMAP_SHARED_STATE = False  # set for workers: the exporter keeps a state store (pages carry their content digest)
 SITEMAP_SHARED_MAX_PAGES = 0  # set for workers: the page budget counted in Redis (SITEMAP_MAX_PAGES is 0 there)
 SITEMAP_SHARED_SECRET_FILE = None  # the shared secret's file, when not in $SITEMAP_CRAWLER_SHARED_SECRET
 SITEMAP_INSECURE_REDIS = False  # accept a Redis on 127.0.0.1 without a password (--insecure-redis)
+SITEMAP_REDIS_CA_FILE = None  # a CA file (PEM) trusted for a rediss:// Redis besides the system store; never shared
 SITEMAP_IDLE_GRACE = 0.5  # every worker idle this long, nothing queued or leased: the crawl is over

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from scrapy.settings import BaseSettings, Settings
 
@@ -23,6 +23,7 @@ __all__ = [
     "SECRET_VARIABLE",
     "Distributed",
     "check_auth",
+    "check_ca_file",
     "masked_url",
     "read_distributed",
     "shared_secret",
@@ -86,6 +87,28 @@ def check_auth(url: str, insecure: bool) -> None:
     )
 
 
+def check_ca_file(url: str, path: str | None) -> str | None:
+    """The CA file to trust for *url* (``--redis-ca-file``), checked before any connection: one
+    that is readable, given with a ``rediss://`` URL (TLS) only; ``ValueError`` saying why not.
+    A URL's own TLS options (``?ssl_cert_reqs=none``) are refused: certificates are always checked."""
+    weakening = sorted({name for name, _ in parse_qsl(urlsplit(url).query) if name.lower().startswith("ssl")})
+    if weakening:
+        raise ValueError(f"the Redis URL sets {', '.join(weakening)}: TLS options come from --redis-ca-file only")
+    if not path:
+        return None
+    if urlsplit(url).scheme != "rediss":
+        raise ValueError(f"--redis-ca-file is for a TLS Redis (rediss://), not {masked_url(url)}")
+    file = Path(path)
+    if not file.is_file():  # not a FIFO or a device: reading one could hang
+        raise ValueError(f"--redis-ca-file {path} is not a readable file")
+    try:
+        with file.open("rb") as opened:
+            opened.read(1)
+    except OSError as error:
+        raise ValueError(f"cannot read --redis-ca-file {path}: {error.strerror or error}") from None
+    return path
+
+
 @dataclass(frozen=True, slots=True)
 class Distributed:
     url: str = field(repr=False)
@@ -95,6 +118,7 @@ class Distributed:
     workers: int = 0  # local worker processes the coordinator starts (0: it crawls in-process)
     secret_file: str | None = None  # where the shared secret is, when not in $SITEMAP_CRAWLER_SHARED_SECRET
     insecure: bool = False  # a Redis on this machine without a password is accepted (--insecure-redis)
+    ca_file: str | None = None  # trusted for a rediss:// Redis besides the system store (--redis-ca-file)
     # A worker's own (set by worker_settings): it only crawls; the site-wide delay the shared pace
     # keeps; the page budget counted in Redis; whether the exporter keeps a state store.
     worker: bool = False
@@ -113,6 +137,8 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
     url = settings.get("SITEMAP_DISTRIBUTED")
     workers = whole_number(settings, "SITEMAP_WORKERS")
     if not url:
+        if settings.get("SITEMAP_REDIS_CA_FILE"):  # --workers alone: a private Redis, without TLS
+            raise ValueError("--redis-ca-file is for a crawl shared through a TLS Redis (--distributed rediss://...)")
         return None
     url = str(url)
     if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
@@ -128,6 +154,7 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
         workers,
         str(settings.get("SITEMAP_SHARED_SECRET_FILE") or "") or None,
         settings.getbool("SITEMAP_INSECURE_REDIS"),
+        check_ca_file(url, str(settings.get("SITEMAP_REDIS_CA_FILE") or "") or None),
         worker=settings.get("SITEMAP_ROLE") == "worker",
         shared_delay=number(settings, "SITEMAP_SHARED_DELAY"),
         shared_max_pages=whole_number(settings, "SITEMAP_SHARED_MAX_PAGES"),
@@ -145,6 +172,9 @@ _EXPORTER_ONLY = (
 )
 
 
+_PACE_HANDLER = "crawler.downloadhandlers.sharedpace.SharedPaceHandler"
+
+
 def worker_settings(settings: Settings) -> Settings:
     """*settings* for a worker: the shared scheduler, no pipelines (the facts go
     to the exporter unjudged), no state store, none of the exporter's extensions."""
@@ -155,7 +185,16 @@ def worker_settings(settings: Settings) -> Settings:
     worker.set("SITEMAP_SHARED_STATE", settings.getbool("SITEMAP_STATE"), priority="cmdline")
     worker.set("SITEMAP_STATE", False, priority="cmdline")
     worker.set("SITEMAP_ROLE", "worker", priority="cmdline")
-    # A fixed delay holds for the site as a whole (SharedPaceMiddleware), not per worker; an
+    # Every download takes the site's slot in Redis as it goes out (SharedPaceHandler, wrapping
+    # the handler the scheme had).
+    handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+    wrapped = {scheme: handlers[scheme] for scheme in ("http", "https") if handlers.get(scheme)}
+    wrapped = {scheme: path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}"
+               for scheme, path in wrapped.items() if path != _PACE_HANDLER}  # fmt: skip
+    worker.set("SITEMAP_SHARED_DOWNLOAD_HANDLERS", wrapped, priority="cmdline")
+    worker.set("DOWNLOAD_HANDLERS", {**settings.getdict("DOWNLOAD_HANDLERS"), **dict.fromkeys(wrapped, _PACE_HANDLER)},
+               priority="cmdline")  # fmt: skip
+    # A fixed delay holds for the site as a whole (SharedPaceHandler), not per worker; an
     # adaptive one follows the latency each worker sees, under the site-wide concurrency limit.
     if not adapts(settings):
         worker.set("SITEMAP_SHARED_DELAY", settings.getfloat("DOWNLOAD_DELAY"), priority="cmdline")

@@ -76,6 +76,7 @@ OPTION_SETTINGS = {
     "workers": "SITEMAP_WORKERS",
     "shared_secret_file": "SITEMAP_SHARED_SECRET_FILE",
     "insecure_redis": "SITEMAP_INSECURE_REDIS",
+    "redis_ca_file": "SITEMAP_REDIS_CA_FILE",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

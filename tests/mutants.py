@@ -33,6 +33,7 @@ class Mutant:
 
 POISON = "tests/test_distributed_poison.py"
 GUARDS = "tests/test_rule_guards.py"
+PACE = "tests/test_distributed_pace.py"
 CREDENTIALS = "tests/test_audit_credentials.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
@@ -98,6 +99,21 @@ MUTANTS = [
            "if ttl == -1 or ttl > self.lock_ms:", "if False:", (POISON,)),
     Mutant("a queued URL no request can be made of is refused", "crawler/distributed/codec.py",
            "        _ = parts.port  # a port out of range raises here\n", "", ("tests/test_distributed_frontier.py",)),
+    Mutant("a live worker renews its leases", "crawler/distributed/link.py",
+           "        if not self.leases or time.monotonic() - self.renewed_at < self.lease_seconds / 4:",
+           "        if True:", (f"{PACE}::test_a_live_worker_waiting_for_the_pace_keeps_its_leases",)),
+    Mutant("a renewal never takes back a lease another worker took", "crawler/distributed/stream.py",
+           "  if pending[1] and pending[1][2] == ARGV[2] then", "  if pending[1] then",
+           ("tests/test_distributed_frontier.py::test_a_renewed_lease_stays_with_its_live_worker_and_a_taken_one_is_not_taken_back",)),
+    Mutant("a worker holds no more leases than its share of the site's pace", "crawler/distributed/link.py",
+           "        if pace is not None and interval <= 0:\n", "        if True:\n",
+           (f"{PACE}::test_a_killed_worker_costs_at_most_its_leases_and_the_summary_says_how_many",)),
+    Mutant("a dead worker's grant of the site's pace is given back", "crawler/distributed/coordination.py",
+           "  if holder == nil or redis.call('EXISTS', ARGV[6] .. holder) == 0 then", "  if holder == nil then",
+           ("tests/test_distributed_frontier.py::test_the_grant_of_a_worker_whose_heartbeat_lapsed_is_given_back",)),
+    Mutant("the site's pace is taken as each download goes out", "crawler/downloadhandlers/sharedpace.py",
+           "        if delay <= 0 and concurrency >= self.live:", "        if True:",
+           (f"{PACE}::test_the_crawl_delay_holds_on_redis_clock_whatever_the_workers_clocks_say",)),
     Mutant("pace grants no worker could hold are removed", "crawler/distributed/coordination.py",
            "redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + hold), '+inf')", "", (POISON,)),
     Mutant("a next-allowed time past any delay is reset", "crawler/distributed/coordination.py",

@@ -39,3 +39,18 @@ def chain_site(root: Path, pages: int, robots: str = "User-agent: *\nAllow: /\n"
         name = "index.html" if number == 0 else f"p{number}.html"
         (site / name).write_text(f"<html><head><title>Page {number}</title></head><body>{links}</body></html>")
     return SiteServer(sites={"127.0.0.1": "chain"}, root=root / "site").start()
+
+
+def fan_site(root: Path, pages: int, robots: str) -> SiteServer:
+    """A home page linking to *pages* - 1 small pages: all of them queued at once, as many as the
+    workers would lease."""
+    site = root / "site" / "fan"
+    site.mkdir(parents=True)
+    (site / "robots.txt").write_text(robots)
+    links = "".join(f'<a href="/p{n}.html">page {n}</a>' for n in range(1, pages))
+    (site / "index.html").write_text(f"<html><head><title>Home</title></head><body>{links}</body></html>")
+    for number in range(1, pages):
+        (site / f"p{number}.html").write_text(
+            f"<html><head><title>Page {number}</title></head><body>{number}</body></html>"
+        )
+    return SiteServer(sites={"127.0.0.1": "fan"}, root=root / "site").start()

@@ -33,7 +33,7 @@ def test_the_pure_core_imports_no_scrapy_and_no_settings() -> None:
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('scrapy', 'twisted', 'settings', 'pipelines') or m.startswith(('crawler.extensions', "
-        "'crawler.downloadermiddlewares', 'crawler.spiders', 'crawler.cli')))))\n"
+        "'crawler.downloadermiddlewares', 'crawler.downloadhandlers', 'crawler.spiders', 'crawler.cli')))))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert json.loads(result.stdout) == []

@@ -1,17 +1,16 @@
 """The container image, built and run for real with podman (SPEC S8).
 
-The image is built once per session from the Dockerfile (``BASE`` from
-``$SITEMAP_TEST_IMAGE_BASE``, e.g. the Debian 12 base ``.ci/run`` makes here,
-where no registry is reachable), then run against the local test site on
-the host network: a crawl into a bind-mounted /data as the non-root user,
-a bad option, SIGTERM during a crawl, ``serve`` answering and stopping.
-Without a usable podman the tests say why and skip; under CI=true they fail.
+The image is built once per test run from the Dockerfile (tests/containers.py),
+then run against the local test site on the host network: a crawl into a
+bind-mounted /data as the non-root user, a bad option, SIGTERM during a
+crawl, ``serve`` answering and stopping. Without a usable podman the tests
+say why and skip; under CI=true they fail. A crawl shared across containers
+is in tests/test_container_shared.py.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -23,54 +22,25 @@ from pathlib import Path
 import pytest
 
 from crawler.validate.sets import check_set
+from tests.containers import IMAGE, ROOT, built, sh
 from tests.server import SiteServer
 
-ROOT = Path(__file__).parent.parent
-IMAGE = "localhost/sitemap-crawler:test"
 
-
-def test_the_dockerfile_is_hadolint_clean() -> None:
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", "deploy/redis.Dockerfile"])
+def test_the_dockerfiles_are_hadolint_clean(dockerfile: str) -> None:
     hadolint = Path(sys.executable).with_name("hadolint")
-    result = sh([str(hadolint), "--no-color", str(ROOT / "Dockerfile")])
+    result = sh([str(hadolint), "--no-color", str(ROOT / dockerfile)])
     assert result.returncode == 0, result.stdout + result.stderr
-    ignored = [line for line in (ROOT / "Dockerfile").read_text().splitlines() if "hadolint ignore=" in line]
-    text = (ROOT / "Dockerfile").read_text()
+    text = (ROOT / dockerfile).read_text()
+    ignored = [line for line in text.splitlines() if "hadolint ignore=" in line]
     for line in ignored:  # every ignored rule is explained in the comment above it
         rule = line.split("=", 1)[1].strip()
         assert text.count(rule) >= 2, f"{rule} is ignored without a word on why"
 
 
-def _unusable() -> str | None:
-    if shutil.which("podman") is None:
-        return "podman is not installed"
-    info = subprocess.run(["podman", "info"], capture_output=True, text=True, timeout=60, check=False)
-    return None if info.returncode == 0 else f"podman does not work here: {info.stderr.strip()[-300:]}"
-
-
 @pytest.fixture(scope="module")
 def image() -> str:
-    why = _unusable()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the container tests: {why}")
-        pytest.skip(why)
-    command = ["podman", "build", "--format", "docker", "--network", "host", "-t", IMAGE, str(ROOT)]
-    if os.environ.get("SITEMAP_TEST_IMAGE_BASE"):
-        command[2:2] = ["--build-arg", f"BASE={os.environ['SITEMAP_TEST_IMAGE_BASE']}"]
-    if os.environ.get("SITEMAP_TEST_IMAGE_CA"):
-        command[2:2] = ["--secret", f"id=ca,src={os.environ['SITEMAP_TEST_IMAGE_CA']}"]
-    built = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
-    if built.returncode != 0:
-        message = f"image build failed: {built.stderr.strip()[-1500:]}"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return IMAGE
-
-
-def sh(command: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run *command* (bounded by *timeout*), its output captured, its status for the caller to judge."""
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    return built(IMAGE, "Dockerfile")
 
 
 def podman_run(image: str, data: Path, *args: str, detach: bool = False, name: str | None = None) -> list[str]:

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from redis import Redis
 
 from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, CrawlResult, crawl, run_cli, sitemap_locs
@@ -37,6 +38,10 @@ def test_workers_through_redis_give_the_set_of_one_process(
     assert outcomes(shared) == outcomes(reference)
     fetched = Counter(path for path in server.paths() if path != "/robots.txt")
     assert fetched == once  # no URL fetched more often than by one process
+    # Published and every worker gone: the crawl is retired from Redis, so nothing can join it or
+    # resume it (its seen set would hide the site from a new run), and its keys free the memory.
+    with Redis.from_url(redis_url) as redis:
+        assert list(redis.scan_iter(match="sitemap-crawler:*")) == []
 
 
 def test_a_worker_killed_midway_loses_nothing(live_site: SiteServer, redis_url: str, tmp_path: Path) -> None:

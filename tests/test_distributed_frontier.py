@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -148,7 +147,7 @@ def test_the_codec_round_trips() -> None:
 
 
 def test_the_pace_holds_for_the_site_across_workers(redis_url: str) -> None:
-    from crawler.distributed.coordination import SitePace
+    from crawler.distributed.coordination import SitePace, Workers
 
     starts: list[float] = []
     in_flight = [0, 0]  # now, most
@@ -156,9 +155,11 @@ def test_the_pace_holds_for_the_site_across_workers(redis_url: str) -> None:
     async def worker() -> None:
         redis = Redis.from_url(redis_url)  # a connection of its own, as another process would have
         pace = SitePace(redis, "c", "https://e.com")
+        name = f"w{id(redis):x}"
+        await Workers(redis, "c").beat(name, None)  # alive: its grants hold while it downloads
         try:
             for number in range(6):
-                token = f"{id(redis)}-{number}"
+                token = pace.token(name, number)
                 while (wait := await pace.try_acquire(delay=0.05, concurrency=2, token=token)) > 0:
                     await asyncio.sleep(wait)
                 starts.append(asyncio.get_running_loop().time())
@@ -195,15 +196,15 @@ def test_the_crawl_is_finished_when_nothing_is_left_and_everyone_rested(redis_ur
         assert not await crawl_finished(frontier, workers, grace=1.0)  # queued work
         leases = await frontier.lease()
         await frontier.ack([lease.entry for lease in leases])
-        now = time.time()
-        await workers.beat("w1", now)
+        await workers.beat("w1", 2.0)  # idle for 2 s: a span, dated by Redis
         await workers.beat("w2", None)
-        assert not await crawl_finished(frontier, workers, grace=1.0, now=now + 2)  # w2 is busy
+        assert not await crawl_finished(frontier, workers, grace=1.0)  # w2 is busy
         await redis.delete(workers.prefix + "w2")  # its heartbeat expired: w2 died
-        await workers.beat("w1", now)
+        await workers.beat("w1", 0.5)
         assert [state.name for state in await workers.alive()] == ["w1"]
-        assert not await crawl_finished(frontier, workers, grace=1.0, now=now + 0.5)  # not rested long enough
-        assert await crawl_finished(frontier, workers, grace=1.0, now=now + 1.5)
+        assert not await crawl_finished(frontier, workers, grace=1.0)  # not rested long enough
+        await workers.beat("w1", 1.5)
+        assert await crawl_finished(frontier, workers, grace=1.0)
 
     run(redis_url, body)
 
@@ -316,3 +317,58 @@ def test_a_lease_is_acknowledged_only_once_its_output_is_in_redis(redis_url: str
         return [*pending, await link.channel.backlog(), await link.frontier.seen_count()]
 
     assert run(redis_url, body) == [1, 1, 1, 0, 2, 3]
+
+
+def test_a_renewed_lease_stays_with_its_live_worker_and_a_taken_one_is_not_taken_back(redis_url: str) -> None:
+    async def body(redis: Redis) -> None:
+        live = RedisFrontier(redis, "c", "live", lease_seconds=0.3)
+        other = RedisFrontier(redis, "c", "other", lease_seconds=0.3)
+        await live.open()
+        await live.offer([request(1), request(2)])
+        held = [lease.entry for lease in await live.lease()]
+        assert len(held) == 2
+        await age(redis, live.stream, "workers", "live", held)  # idle for ten minutes: past its lease ...
+        assert await live.renew(held) == set(held)  # ... until its live worker renews it
+        assert await other.lease() == []
+        await age(redis, live.stream, "workers", "live", held[:1])  # the live one stalled on this one
+        taken = await other.lease()
+        assert [lease.entry for lease in taken] == held[:1] and other.reclaimed == 1
+        assert await live.renew(held) == set(held[1:])  # renewing does not take it back
+
+    run(redis_url, body)
+
+
+def test_the_grant_of_a_worker_whose_heartbeat_lapsed_is_given_back(redis_url: str) -> None:
+    from crawler.distributed.coordination import SitePace, Workers
+
+    async def body(redis: Redis) -> None:
+        pace, workers = SitePace(redis, "c", "https://e.com"), Workers(redis, "c")
+        await workers.beat("a", None)
+        await workers.beat("b", None)
+        assert await pace.try_acquire(0, 1, pace.token("a", 1)) == 0  # a downloads ...
+        assert await pace.try_acquire(0, 1, pace.token("b", 1)) > 0  # ... one at a time
+        await workers.leave("a")  # a died mid-download: its heartbeat is gone
+        assert await pace.try_acquire(0, 1, pace.token("b", 1)) == 0
+
+    run(redis_url, body)
+
+
+def test_a_worker_takes_no_new_leases_while_the_exporter_is_far_behind(redis_url: str) -> None:
+    from crawler.distributed.items import ItemChannel
+    from crawler.distributed.link import WorkerLink
+    from crawler.items import PageFacts
+
+    async def body(redis: Redis) -> tuple[int, int]:
+        link = WorkerLink(redis, "c", "w1", room=4, max_backlog=2)
+        await link.open()
+        await link.frontier.offer([request(n) for n in range(3)])
+        await link.channel.push(*(PageFacts(f"https://e.com/x{n}", status=200) for n in range(3)))
+        woken: list[str] = []
+        await link._exchange(lambda lease: woken.append(lease.entry))
+        held_while_behind = len(woken)
+        await link.channel.done([entry for entry, _ in await ItemChannel(redis, "c").take()])  # caught up
+        link.backlog_at = -1e9  # the next count is due
+        await link._exchange(lambda lease: woken.append(lease.entry))
+        return held_while_behind, len(woken)
+
+    assert run(redis_url, body) == (0, 3)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 import settings as default_settings
 from crawler.audit.findings import Kind
@@ -17,6 +17,7 @@ from settings.distributed import SECRET_VARIABLE
 from settings.environment import env_name
 
 README = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+COMPOSE = Path(__file__).parent.parent / "deploy" / "compose.yaml"
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -72,21 +73,33 @@ def test_every_option_has_its_environment_name_in_the_readme() -> None:
     assert missing == []
 
 
-def test_the_compose_file_runs_our_commands() -> None:
-    """Every service built from this image runs a command line our parser accepts."""
+def test_the_readmes_compose_file_is_the_one_that_runs() -> None:
+    """The README shows deploy/compose.yaml byte for byte: the file tests/test_container_shared.py runs."""
     block = README.split("```yaml\n", 1)[1].split("```", 1)[0]
-    services = re.split(r"\n  (?=\w)", block)
-    ours = [service for service in services if "build: ." in service]
-    assert [service.split(":", 1)[0] for service in ours] == ["crawl", "worker"]
-    for service in ours:
-        command = json.loads(service.split("command: ", 1)[1].splitlines()[0])
+    assert block == COMPOSE.read_text("utf-8")
+
+
+def test_the_compose_file_runs_our_commands() -> None:
+    """Every service of our image runs a command line our parser accepts, its secrets from the environment."""
+    services = yaml.safe_load(COMPOSE.read_text("utf-8"))["services"]
+    ours = {name: service for name, service in services.items() if service["image"] == "localhost/sitemap-crawler"}
+    assert list(ours) == ["crawl", "worker"]
+    for service in ours.values():
+        assert service["build"] == ".."  # the repository's Dockerfile
+        command = [
+            re.sub(r"^\$\{SITE_URL(:\?[^}]*)?\}$", "https://www.example.com/", part) for part in service["command"]
+        ]
+        assert "https://www.example.com/" in command  # the site comes from the environment too
         parsed = build_parser().parse_args(command)
         assert parsed.command in ("crawl", "worker")
-        # The Redis with its password and the shared secret come from the environment, as the parser reads them.
-        environment = json.loads(service.split("environment: ", 1)[1].splitlines()[0])
-        assert f"{env_name('distributed')}=redis://:${{REDIS_PASSWORD}}@redis:6379/0" in environment
-        assert SECRET_VARIABLE in environment
-    assert "--requirepass" in block and "replicas: 2" in block
+        environment = service["environment"]
+        assert environment[env_name("distributed")].startswith("redis://:${REDIS_PASSWORD:?")
+        assert environment[env_name("distributed")].endswith("}@redis:6379/0")
+        assert environment[SECRET_VARIABLE].startswith(f"${{{SECRET_VARIABLE}:?")
+    assert services["worker"]["deploy"] == {"mode": "replicated", "replicas": 2}
+    # Redis asks for the password it reads from the environment, on its standard input (never in ps).
+    assert "requirepass $$REDIS_PASSWORD" in services["redis"]["command"][-1]
+    assert services["redis"]["build"] == {"context": ".", "dockerfile": "redis.Dockerfile"}
 
 
 def test_the_readme_shows_every_finding_kind_with_its_severity_and_fix() -> None:

@@ -92,15 +92,16 @@ def test_a_retry_after_past_the_cap_is_capped(tmp_path: Path) -> None:
 
 def test_the_site_wide_in_flight_limit_is_never_passed(redis_url: str) -> None:
     """With the limit's grants held, the next worker waits, whatever the delay (here none)."""
-    from crawler.distributed.coordination import SitePace
+    from crawler.distributed.coordination import SitePace, Workers
 
     async def body() -> list[float]:
         redis = Redis.from_url(redis_url)
         try:
             pace = SitePace(redis, "c", "https://e.com/", hold=60)
-            waits = [await pace.try_acquire(0, 2, f"t{n}") for n in range(3)]
-            await pace.release("t0")
-            return [*waits, await pace.try_acquire(0, 2, "t3")]
+            await Workers(redis, "c").beat("w", None)  # alive: its grants hold
+            waits = [await pace.try_acquire(0, 2, pace.token("w", n)) for n in range(3)]
+            await pace.release(pace.token("w", 0))
+            return [*waits, await pace.try_acquire(0, 2, pace.token("w", 3))]
         finally:
             await redis.aclose()
 

@@ -14,6 +14,7 @@ import sys
 from crawler.cli.crawl import effective_config
 from crawler.cli.parser import option_kinds
 from crawler.logs import MASK
+from settings.distributed import masked_url
 from settings.layers import OPTION_SETTINGS, build_layers
 
 __all__ = ["SECRET_SETTINGS", "run_config"]
@@ -36,6 +37,8 @@ def run_config(args: argparse.Namespace) -> int:
         value = settings.get(name)
         if name in SECRET_SETTINGS and value:
             shown = json.dumps(MASK)
+        elif name == "SITEMAP_DISTRIBUTED" and value:  # the Redis URL's password
+            shown = json.dumps(masked_url(str(value)))
         else:
             shown = json.dumps(value.copy_to_dict() if hasattr(value, "copy_to_dict") else value, default=str)
         print(f"{name:<{width}} = {shown}  # {origins.get(name, 'default')}")

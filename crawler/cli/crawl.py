@@ -19,6 +19,7 @@ from typing import Any
 from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
+from crawler.cli.crawl_summary import crawl_failure, notification_line, plural, summarize, summary_event
 from crawler.cli.parser import UsageError, option_kinds
 from crawler.cli.shared import (
     LocalWorkers,
@@ -27,17 +28,14 @@ from crawler.cli.shared import (
     private_redis,
     publish,
     shared_outcome,
+    stop_with_own_worker,
 )
 from crawler.context import context_of
-from crawler.extensions.progress import progress_counts
 from crawler.extensions.runstate import RunState
-from crawler.logs import JsonFormatter, SecretsFilter, json_event
-from crawler.modes import RunMode
-from crawler.reasons import Reason
-from crawler.results import CrawlResult, Notification, NotPublished
+from crawler.logs import JsonFormatter, SecretsFilter
+from crawler.results import CrawlResult
 from crawler.sitemaps.publish import ForeignFiles
 from crawler.state.lock import Locked
-from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
 from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
@@ -47,7 +45,7 @@ from settings.layers import build_layers, explain
 #: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
 EXIT_SIGNAL = 128
 
-__all__ = ["EXIT_SIGNAL", "crawl_failure", "effective_config", "run_crawl_command", "summarize"]
+__all__ = ["EXIT_SIGNAL", "effective_config", "run_crawl_command"]
 
 
 def effective_config(settings: Settings, origins: dict[str, str]) -> SitemapConfig:
@@ -113,7 +111,8 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
                 workers.enter_context(LocalWorkers(config.distributed, config.log_format, secret))
         result, stats = _run_process(settings, config, worker_only, [*filters, secrets], own)
     if config.distributed is not None and not worker_only:
-        counts, robots_unavailable = shared_outcome(config.distributed, site_root(config.start_url).rstrip("/"))
+        origin = site_root(config.start_url).rstrip("/")
+        counts, robots_unavailable = shared_outcome(config.distributed, origin, result.export.publish is not None)
         stats.update(counts)  # what the workers fetched
         result.robots_unavailable = result.robots_unavailable or robots_unavailable
     return result, stats
@@ -142,7 +141,7 @@ def _run_process(
         # the first moment, while the workers of --workers start beside it.
         crawler = process.create_crawler(ExportSpider)  # the first crawler installs the reactor
         process.crawl(crawler)
-        process.crawl(Crawler(SiteSpider, worker_settings(settings)))
+        process.crawl(stop_with_own_worker(crawler, Crawler(SiteSpider, worker_settings(settings))))
     for handler in logging.getLogger().handlers:
         for log_filter in filters:
             handler.addFilter(log_filter)
@@ -188,99 +187,6 @@ def _noted(received: list[int], original: Any, signum: int, frame: Any) -> None:
     original(signum, frame)
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
-def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> list[str]:
-    """The summary on stderr: counts from the stats, everything else from the result."""
-    counts = progress_counts(stats)
-    rate = counts["crawled"] / max(elapsed, 1e-6)
-    lines = [
-        f"Crawled {counts['crawled']} responses in {elapsed:.1f} s ({rate:.1f} pages/s)",
-        f"Listed {counts['listed']} URLs, excluded {counts['excluded']}:",
-    ]
-    lines.extend(f"  {reason.value:<14} {stats[dropped(reason)]}" for reason in Reason if stats.get(dropped(reason)))
-    export = result.export
-    media = [
-        (stats.get(Stat.IMAGES_LISTED, 0), "images"),
-        (stats.get(Stat.VIDEOS_LISTED, 0), "videos"),
-        (export.news_urls, "news articles in the last two days"),
-    ]
-    if any(count for count, _ in media):
-        lines.append("With " + ", ".join(f"{count} {what}" for count, what in media))
-    prefix = warning("")
-    warnings = sorted((k.removeprefix(prefix), v) for k, v in stats.items() if k.startswith(prefix))
-    warnings += [
-        (code, stats[key])
-        for code, key in (("video-left-out", Stat.VIDEOS_LEFT_OUT), ("images-over-limit", Stat.IMAGES_OVER_LIMIT))
-        if stats.get(key)
-    ]
-    if warnings:
-        lines.append("Warnings (details in the report):")
-        lines.extend(f"  {code:<24} {count}" for code, count in warnings)
-    if stats.get(Stat.SHARED_REFUSED):
-        lines.append(
-            f"Refused {stats[Stat.SHARED_REFUSED]} items from the shared crawl's Redis that were not ours"
-            " to list (see the log)"
-        )
-    if result.sister_origin:
-        sister, count = result.sister_origin
-        lines.append(
-            f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
-            f"only {site_root(config.start_url)} is crawled"
-        )
-    if result.report_path:
-        lines.append(f"Report: {result.report_path}")
-    if result.run is not None:
-        resumed = " (resumed)" if result.mode is RunMode.RESUME else ""
-        files = export.publish.shards if export.publish else []
-        written = export.publish.written if export.publish else []
-        removed = f" (see {export.removals_path})" if export.removed_urls else ""
-        lines.append(
-            f"Run {result.run}{resumed}: {stats.get(Stat.NOT_MODIFIED, 0)} unchanged pages answered 304,"
-            f" {len(written)} of {len(files)} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
-        )
-    return lines
-
-
-def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
-    """Why no sitemap was published, in words a user can act on."""
-    export = result.export
-    if export.not_published is NotPublished.INTERRUPTED:
-        return f"{export.detail}: previous sitemaps kept"
-    if export.not_published is NotPublished.EXPORT_FAILED:
-        return f"export failed: {export.detail}"
-    reason = result.start.reason if result.start else None
-    detail = result.start.detail if result.start else ""
-    if reason == Reason.FETCH_ERROR:
-        return f"the start URL {config.start_url} is unreachable ({detail})"
-    if reason == Reason.ROBOTS:
-        if result.robots_unavailable:
-            return (
-                f"robots.txt of {result.robots_unavailable}; while it cannot be read nothing may be crawled (RFC 9309)"
-            )
-        return f"robots.txt disallows the start URL {config.start_url} for this user agent"
-    if reason == Reason.REDIRECT:
-        return f"the start URL {config.start_url} redirects ({detail}); start the crawl at the target instead"
-    if reason == Reason.STATUS:
-        return f"the start URL {config.start_url} answered HTTP {detail}, and no listable page was found"
-    if export.not_published is None:  # the export never ran: a forced stop (a second SIGTERM, ...)
-        return "the crawl was stopped before it finished: previous sitemaps kept"
-    failure = export.detail or "no sitemap was published"
-    return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"
-
-
-def notification_line(notification: Notification) -> str:
-    if notification.skipped:
-        return f"IndexNow: skipped, {notification.skipped}"
-    if not notification.urls:
-        return "IndexNow: nothing changed, nothing sent"
-    if notification.error is None:
-        return f"IndexNow: {notification.submitted} URLs sent in {notification.batches} batch(es) ({notification.path})"
-    return f"IndexNow: not sent: {notification.error} ({notification.path})"
-
-
 def run_crawl_command(args: argparse.Namespace) -> int:
     """``crawl`` or ``update``: 0 when a sitemap set was published, 1 when not."""
     if args.command == "update" and not args.add and not args.remove:
@@ -298,7 +204,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     if not config.overwrite_foreign and (clash := publisher(config).foreign_set(config.basename)):
         raise UsageError(str(ForeignFiles(config.output_dir, clash)))
-    check_shared(config.distributed)
+    check_shared(config, settings)
     started = time.monotonic()
     try:
         with private_redis(settings):
@@ -322,7 +228,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         return code
     if config.log_format != "json":
         print(
-            f"Sitemap index: {published.index_path} ({_plural(len(published.shards), 'sitemap file')})", file=sys.stderr
+            f"Sitemap index: {published.index_path} ({plural(len(published.shards), 'sitemap file')})", file=sys.stderr
         )
         if result.export.notification is not None:
             print(notification_line(result.export.notification), file=sys.stderr)
@@ -331,19 +237,3 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
     print(f"Sitemap: {published.index_url}")
     return code
-
-
-def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig, elapsed: float, code: int) -> str:
-    """The end of a run as one JSON log line: counts, reasons, what was published or why not."""
-    published = result.export.publish
-    counts: dict[str, Any] = {**progress_counts(stats), "seconds": round(elapsed, 1)}
-    counts["reasons"] = {reason.value: stats[dropped(reason)] for reason in Reason if stats.get(dropped(reason))}
-    fields: dict[str, Any] = {"event": "summary", "counts": counts, "exit": code, "run": result.run}
-    if published is None:
-        message = f"no sitemap written: {crawl_failure(result, config)}"
-    else:
-        message = f"published {published.index_path} ({_plural(len(published.shards), 'sitemap file')})"
-        fields["url"] = published.index_url
-        if result.side_errors:
-            fields["detail"] = "; ".join(result.side_errors)
-    return json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields)

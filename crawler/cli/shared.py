@@ -5,6 +5,7 @@ counts added to the coordinator's stats for its summary."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import secrets
@@ -18,14 +19,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
 from crawler.cli.parser import UsageError
 from crawler.distributed.server import PrivateRedis
+from settings.config import SitemapConfig
 from settings.distributed import SECRET_VARIABLE, Distributed, check_auth, masked_url
 from settings.environment import env_name
 
-__all__ = ["LocalWorkers", "SharedCrawlError", "check_shared", "private_redis", "publish", "shared_outcome"]
+__all__ = [
+    "LocalWorkers",
+    "SharedCrawlError",
+    "check_shared",
+    "private_redis",
+    "publish",
+    "shared_outcome",
+    "stop_with_own_worker",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +49,22 @@ class SharedCrawlError(Exception):
     """The shared crawl cannot start: no Redis to reach, or none to start."""
 
 
-def check_shared(shared: Distributed | None) -> None:
+def check_shared(config: SitemapConfig, settings: Settings) -> None:
     """Before a crawl shared through ``--distributed``: a Redis that asks for a password, and a
-    shared secret (its workers are given it too) to sign the configuration and seal what they write."""
+    shared secret (its workers are given it too) to sign the configuration and seal what they write.
+    ``--resume`` of a shared crawl needs the Redis that kept its keys and the exporter's state store."""
+    shared = config.distributed
+    if config.resume and (shared is not None or settings.getint("SITEMAP_WORKERS")):
+        if shared is None:
+            raise UsageError(
+                "--resume of a --workers run needs the Redis it ran through: its private Redis ended with it, "
+                "so there is nothing to resume; run without --resume (or share a Redis with --distributed)"
+            )
+        if config.state_path is None:
+            raise UsageError(
+                "--resume of a shared crawl continues the exporter's run in the state store: it cannot be used "
+                "with --no-state"
+            )
     if shared is None:
         return
     try:
@@ -56,11 +81,19 @@ def check_shared(shared: Distributed | None) -> None:
 def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
     """The crawl's options in Redis for the workers, signed with *secret*: the crawl options the
     user gave (any layer above the defaults). A Scrapy setting is this process's own: a worker
-    never takes one from Redis, and the user is told which were not shared."""
-    from redis import Redis  # noqa: PLC0415 - a shared crawl only: a local one never imports redis
-    from redis.exceptions import RedisError  # noqa: PLC0415
+    never takes one from Redis, and the user is told which were not shared. With ``--resume`` the
+    crawl already in Redis is re-attached to instead, its configuration checked, its keys kept."""
+    from redis.exceptions import RedisError  # noqa: PLC0415 - a shared crawl only: a local one never imports redis
 
-    from crawler.distributed.config import SHARED_OPTIONS, publish_config, shared_options  # noqa: PLC0415
+    from crawler.distributed.client import connect_sync, eviction_policy, redis_failure  # noqa: PLC0415
+    from crawler.distributed.config import (  # noqa: PLC0415
+        SHARED_OPTIONS,
+        ConfigRefused,
+        NothingToResume,
+        publish_config,
+        resume_config,
+        shared_options,
+    )
 
     given = {
         name
@@ -73,14 +106,26 @@ def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
     if kept:
         logger.warning("Not shared with the workers (a worker takes crawl options only): %s", ", ".join(kept))
     try:
-        with Redis.from_url(shared.url, socket_timeout=10) as redis:
-            publish_config(redis, shared.crawl, options, secret)
+        with connect_sync(shared.url, shared.ca_file) as redis:
+            attach = resume_config if settings.getbool("SITEMAP_RESUME") else publish_config
+            attach(redis, shared.crawl, options, secret)
+            policy = eviction_policy(redis)
     except (RedisError, OSError) as error:
-        raise SharedCrawlError(f"cannot reach the Redis at {masked_url(shared.url)}: {error}") from None
+        raise SharedCrawlError(redis_failure(masked_url(shared.url), error)) from None
+    except NothingToResume as error:
+        where = masked_url(shared.url)
+        raise SharedCrawlError(f"nothing to resume at {where}: {error}; run without --resume") from None
+    except ConfigRefused as error:
+        raise SharedCrawlError(f"cannot resume the crawl at {masked_url(shared.url)}: {error}") from None
+    if policy not in (None, "noeviction"):
+        logger.warning(
+            "The Redis at %s has maxmemory-policy %s: it may evict the crawl's keys, and then pages are lost or "
+            "fetched again; set maxmemory-policy noeviction", masked_url(shared.url), policy,
+        )  # fmt: skip
 
 
 #: The coordinator's own: a worker has its own way to the Redis and starts no workers.
-_OWN = ("SITEMAP_DISTRIBUTED", "SITEMAP_WORKERS")
+_OWN = ("SITEMAP_DISTRIBUTED", "SITEMAP_WORKERS", "SITEMAP_REDIS_CA_FILE")
 
 
 @contextmanager
@@ -132,6 +177,8 @@ class LocalWorkers:
         if self.shared.insecure:
             command.append("--insecure-redis")
         environment = {**os.environ, env_name("distributed"): self.shared.url, SECRET_VARIABLE: self.secret.decode()}
+        if self.shared.ca_file:
+            environment[env_name("redis_ca_file")] = self.shared.ca_file
         for _ in range(self.shared.workers - 1):  # the coordinator is one of them
             worker = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=environment)  # noqa: S603 - our own CLI
             self.processes.append(worker)
@@ -156,19 +203,46 @@ class LocalWorkers:
         return statuses
 
 
-def shared_outcome(shared: Distributed, origin: str) -> tuple[dict[str, Any], str | None]:
-    """What the workers fetched, summed, and why the site's robots.txt could not be read, if it
-    could not (a worker found out; the coordinator's summary says it). Nothing when Redis is gone."""
-    from redis import Redis  # noqa: PLC0415 - a shared crawl only
-    from redis.exceptions import RedisError  # noqa: PLC0415
+def stop_with_own_worker(exporter: Crawler, worker: Crawler) -> Crawler:
+    """*worker*, the coordinator's own, watched: it does everything a worker does with the Redis, so
+    when it stops because of the Redis (gone, out of memory, a command its user may not run), every
+    worker meets the same, and the exporter stops too: nothing published (the previous set kept),
+    not a part of the site, and no wait for work no one can lease."""
+    stopping: list[asyncio.Task[None]] = []
 
-    from crawler.distributed.coordination import counts_key, parse_counts  # noqa: PLC0415
+    def closed(spider: Spider, reason: str) -> None:
+        engine = exporter.engine
+        if reason == "redis-lost" and engine is not None and engine.spider is not None:
+            stopping.append(asyncio.get_event_loop().create_task(engine.close_spider_async(reason="redis-lost")))
+
+    worker.signals.connect(closed, signal=signals.spider_closed, weak=False)
+    return worker
+
+
+def shared_outcome(shared: Distributed, origin: str, published: bool) -> tuple[dict[str, Any], str | None]:
+    """What the workers fetched, summed (once the last has ended, or for at most 10 s), and why
+    the site's robots.txt could not be read, if it could not (a worker found out; the
+    coordinator's summary says it). Nothing when Redis is gone. A *published* crawl is then
+    retired from Redis (:func:`~crawler.distributed.config.retire_config`)."""
+    from redis.exceptions import RedisError  # noqa: PLC0415 - a shared crawl only
+
+    from crawler.distributed.client import connect_sync  # noqa: PLC0415
+    from crawler.distributed.config import retire_config  # noqa: PLC0415
+    from crawler.distributed.coordination import Workers, counts_key, parse_counts  # noqa: PLC0415
     from crawler.distributed.robots import decode, robots_key  # noqa: PLC0415
 
     try:
-        with Redis.from_url(shared.url, socket_timeout=10) as redis:
+        with connect_sync(shared.url, shared.ca_file) as redis:
+            # A worker adds its counts as it ends, then its heartbeat goes: wait for the last (bounded).
+            ends = time.monotonic() + WORKERS_END_SECONDS / 3
+            while alive := next(redis.scan_iter(match=Workers.prefix_of(shared.crawl) + "*", count=100), None):
+                if time.monotonic() >= ends:
+                    break
+                time.sleep(0.05)
             raw = redis.hgetall(counts_key(shared.crawl))
             robots = redis.hget(robots_key(shared.crawl), origin)
+            if published:
+                retire_config(redis, shared.crawl, everything=alive is None)
     except (RedisError, OSError):
         return {}, None
     try:

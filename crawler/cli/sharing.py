@@ -17,7 +17,7 @@ example:
 
 
 def add_redis_safety(parser: argparse.ArgumentParser) -> None:
-    """The shared secret and the AUTH rule, for the coordinator and its workers alike."""
+    """The shared secret, the AUTH rule and the TLS trust, for the coordinator and its workers alike."""
     parser.add_argument(
         "--shared-secret-file",
         metavar="FILE",
@@ -25,6 +25,11 @@ def add_redis_safety(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--insecure-redis", action="store_true", default=None, help="accept a Redis on 127.0.0.1 with no password"
+    )
+    parser.add_argument(
+        "--redis-ca-file",
+        metavar="FILE",
+        help="CA certificates (PEM) to trust for rediss://, besides the system's ($SITEMAP_CRAWLER_REDIS_CA_FILE)",
     )
 
 

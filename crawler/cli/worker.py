@@ -10,24 +10,30 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
+from types import FrameType
 
 from scrapy.settings import Settings
 
 from crawler.cli.crawl import EXIT_SIGNAL, log_filters, run_crawl
 from crawler.cli.parser import UsageError
 from crawler.urls import normalize_or_raw, site_root
-from settings.distributed import SECRET_VARIABLE, check_auth, masked_url, shared_secret
+from settings.distributed import SECRET_VARIABLE, check_auth, check_ca_file, masked_url, shared_secret
 from settings.environment import env_name, typed
 
 __all__ = ["run_worker"]
 
 
-def run_worker(args: argparse.Namespace) -> int:
-    from redis import Redis  # noqa: PLC0415 - only this command needs redis: the others start faster
-    from redis.exceptions import RedisError  # noqa: PLC0415
+def _not_started(signum: int, frame: FrameType | None) -> None:
+    os._exit(EXIT_SIGNAL + signum)
 
+
+def run_worker(args: argparse.Namespace) -> int:
+    from redis.exceptions import RedisError  # noqa: PLC0415 - only this command needs redis: the others start faster
+
+    from crawler.distributed.client import connect_sync, redis_failure  # noqa: PLC0415
     from crawler.distributed.config import ConfigRefused, fetch_config  # noqa: PLC0415
 
     url = args.redis_url or os.environ.get(env_name("distributed"))
@@ -36,6 +42,7 @@ def run_worker(args: argparse.Namespace) -> int:
     variable = env_name("insecure_redis")
     insecure = bool(args.insecure_redis) or bool(typed(os.environ.get(variable, "false"), "bool", variable))
     check_auth(url, insecure)  # ValueError: the CLI's one line
+    ca_file = check_ca_file(url, args.redis_ca_file or os.environ.get(env_name("redis_ca_file")))
     secret_file = args.shared_secret_file or os.environ.get(env_name("shared_secret_file"))
     secret = shared_secret(os.environ, secret_file)
     if secret is None:
@@ -45,7 +52,7 @@ def run_worker(args: argparse.Namespace) -> int:
         )
     ends = time.monotonic() + max(0.0, args.wait)
     try:
-        with Redis.from_url(url, socket_timeout=10) as redis:
+        with connect_sync(url, ca_file) as redis:
             found = fetch_config(redis, secret)
             while found is None and time.monotonic() < ends:  # bounded: --wait seconds
                 time.sleep(0.1)
@@ -54,7 +61,7 @@ def run_worker(args: argparse.Namespace) -> int:
         print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)
         return 1
     except (RedisError, OSError) as error:
-        print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)
+        print(f"sitemap-crawler: worker not started: {redis_failure(masked_url(url), error)}", file=sys.stderr)
         return 1
     if found is None:
         print(f"sitemap-crawler: worker not started: no crawl to join at {masked_url(url)}", file=sys.stderr)
@@ -74,6 +81,7 @@ def run_worker(args: argparse.Namespace) -> int:
         settings.set(name, value, priority="cmdline")
     settings.set("SITEMAP_DISTRIBUTED", url, priority="cmdline")  # this worker's way to the Redis
     settings.set("SITEMAP_INSECURE_REDIS", insecure, priority="cmdline")
+    settings.set("SITEMAP_REDIS_CA_FILE", ca_file, priority="cmdline")
     settings.set("SITEMAP_SHARED_SECRET_FILE", secret_file, priority="cmdline")  # it seals what this worker writes
     settings.set("SITEMAP_CRAWL_ID", crawl, priority="cmdline")
     settings.set("SITEMAP_ROLE", "worker", priority="cmdline")
@@ -81,6 +89,9 @@ def run_worker(args: argparse.Namespace) -> int:
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")
     if args.log_format:
         settings.set("SITEMAP_LOG_FORMAT", args.log_format, priority="cmdline")
+    # Asked to stop while Scrapy is still starting (its own handlers come with the reactor), a worker
+    # holds no lease yet: it ends at once, not with a traceback from inside Scrapy's start-up.
+    signal.signal(signal.SIGTERM, _not_started)
     result, stats = run_crawl(settings, log_filters(args.verbose))
     if result.stopped_by is not None:
         return EXIT_SIGNAL + result.stopped_by

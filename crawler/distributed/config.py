@@ -19,7 +19,10 @@ from redis import Redis
 
 from crawler.distributed.signing import seal, sealed
 
-__all__ = ["CURRENT", "SHARED_OPTIONS", "ConfigRefused", "fetch_config", "publish_config", "shared_options", "signed"]
+__all__ = [
+    "CURRENT", "SHARED_OPTIONS", "ConfigRefused", "NothingToResume", "fetch_config", "publish_config",
+    "resume_config", "shared_options", "signed",
+]  # fmt: skip
 
 #: The crawl a worker joins when it is given only the Redis URL.
 CURRENT = "sitemap-crawler:current"
@@ -69,6 +72,10 @@ _MAX_LIST = 10_000
 
 class ConfigRefused(ValueError):
     """The configuration in Redis is not one this worker may take (one line, for the user)."""
+
+
+class NothingToResume(ConfigRefused):
+    """``--resume``, and the crawl's configuration is not in Redis (never started, or its keys are gone)."""
 
 
 def _getter(settings: Any, name: str, kind: str) -> Any:
@@ -121,16 +128,53 @@ def signed(secret: bytes, crawl: str, options: dict[str, Any]) -> bytes:
 def publish_config(redis: Redis, crawl: str, options: dict[str, Any], secret: bytes) -> None:
     """*options* (from :func:`shared_options`) as the signed configuration of *crawl*, which
     becomes the current one. Whatever an earlier run of the same crawl left (an interrupted
-    run's frontier and seen set) is removed first: each run crawls the whole site afresh."""
+    run's frontier and seen set) is removed first: each run crawls the whole site afresh
+    (:func:`resume_config` keeps it instead)."""
     for name, value in options.items():
         _checked(name, value)  # the coordinator never publishes what a worker would refuse
-    leftovers = list(redis.scan_iter(match=f"sitemap-crawler:{crawl}:*", count=1000))
-    for start in range(0, len(leftovers), 1000):
-        redis.unlink(*leftovers[start : start + 1000])
+    _remove_keys(redis, crawl)
     with redis.pipeline(transaction=True) as pipe:
         pipe.set(f"sitemap-crawler:{crawl}:config", signed(secret, crawl, options))
         pipe.set(CURRENT, crawl)
         pipe.execute()
+
+
+def _remove_keys(redis: Redis, crawl: str) -> None:
+    leftovers = list(redis.scan_iter(match=f"sitemap-crawler:{crawl}:*", count=1000))
+    for start in range(0, len(leftovers), 1000):
+        redis.unlink(*leftovers[start : start + 1000])
+
+
+def retire_config(redis: Redis, crawl: str, everything: bool) -> None:
+    """*crawl* is over and published: no worker may join it, nor a ``--resume`` re-attach to it
+    (its seen set would hide the whole site from a new run). With *everything* (no worker is
+    left), its frontier, seen set and counts go too; else the next run removes them."""
+    redis.delete(f"sitemap-crawler:{crawl}:config")
+    current = redis.get(CURRENT)
+    if current is not None and (current.decode("utf-8", "replace") if isinstance(current, bytes) else current) == crawl:
+        redis.delete(CURRENT)
+    if everything:
+        _remove_keys(redis, crawl)
+
+
+def resume_config(redis: Redis, crawl: str, options: dict[str, Any], secret: bytes) -> None:
+    """Re-attach to *crawl* as Redis holds it (``--resume``): nothing is removed, so its frontier,
+    seen set, leases, page counter and the items not yet exported stay. Its configuration must be
+    there, signed with *secret*, of *crawl*, and hold *options*: the workers still crawling took
+    those, and a coordinator judging their pages by others would list another crawl's set."""
+    raw = redis.get(f"sitemap-crawler:{crawl}:config")
+    if raw is None:
+        raise NothingToResume(f"no crawl {crawl} there (never started, its keys removed, or Redis restarted empty)")
+    data = _verified(raw if isinstance(raw, bytes) else str(raw).encode(), secret)
+    if data.get("crawl") != crawl:
+        raise ConfigRefused("the crawl's configuration in Redis was signed for another crawl: refused")
+    stored: dict[str, Any] = data["options"]
+    changed = sorted(name for name in stored.keys() | options.keys() if stored.get(name) != options.get(name))
+    if changed:
+        raise ConfigRefused(
+            f"it was started with other values of {', '.join(changed)[:500]}: resume with the options it started with"
+        )
+    redis.set(CURRENT, crawl)  # workers that join by the Redis URL alone join this crawl again
 
 
 def _verified(raw: bytes, secret: bytes) -> dict[str, Any]:

@@ -2,11 +2,13 @@
 site as a whole, who is alive, and when the crawl is over (redis.asyncio).
 
 - :class:`SitePace`: one next-allowed time and the grants in flight per
-  site, taken atomically (Lua, on Redis's clock) before each download, so
-  ``--delay``, ``Crawl-delay`` and the concurrency limit hold across all
-  workers; a grant lapses when no download could still hold it.
-- :class:`Workers`: heartbeats with a time-to-live; a worker that stops
-  beating is dead (its leases come back through the frontier).
+  site, taken atomically (Lua, on Redis's clock) at the moment of each
+  download, so ``--delay``, ``Crawl-delay`` and the concurrency limit hold
+  across all workers whatever their clocks say; a grant lapses when its
+  worker's heartbeat has, or when no download could still hold it.
+- :class:`Workers`: heartbeats with a time-to-live, dated on Redis's clock
+  (a worker says how long it has been idle, not since when); a worker that
+  stops beating is dead (its leases come back through the frontier).
 - :func:`crawl_finished`: the crawl started, nothing is queued or leased,
   and every live worker has been idle for a grace period (one that joined
   and never worked does not hold the end back).
@@ -15,33 +17,47 @@ site as a whole, who is alive, and when the crawl is over (redis.asyncio).
 from __future__ import annotations
 
 import logging
-import math
-import time
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
 from crawler.distributed.frontier import RedisFrontier
 
-__all__ = ["SUMMED", "SitePace", "Workers", "add_counts", "counts_key", "crawl_finished", "parse_counts"]
+__all__ = [
+    "SUMMED", "SitePace", "Workers", "add_counts", "counts_key", "crawl_finished", "parse_counts", "redis_clock",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
 #: The stats every worker adds to the crawl's totals when it ends (the coordinator's summary reads them).
-SUMMED = ("response_received_count", "downloader/request_count", "downloader/response_bytes", "retry/count")
+SUMMED = (
+    "response_received_count", "downloader/request_count", "downloader/response_bytes", "retry/count",
+    "sitemap/shared/refetched",  # crawler.stats.Stat.SHARED_REFETCHED
+)  # fmt: skip
 
 # On Redis's clock (TIME), so workers' clocks need not agree. KEYS: the pace hash, the grants
 # (a sorted set: token -> the moment the grant lapses). ARGV: delay (ms), max in flight, how long
-# a grant may be held (ms), the longest delay there can be (ms), this grant's token.
+# a grant may be held (ms), the longest delay there can be (ms), this grant's token
+# ("<worker>|<count>"), the workers' heartbeat key prefix.
 # Returns 0 when the slot is taken, else how many ms to wait before asking again.
 # Values no worker could have written (a grant held past any download, a next-allowed time
-# further than any delay) are repaired here, so a planted or stale key cannot stop the crawl.
+# further than any delay) are repaired here, so a planted or stale key cannot stop the crawl;
+# the grant of a worker whose heartbeat lapsed (it died mid-download) is given back at once.
 _ACQUIRE = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local delay, limit, hold, longest = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + hold), '+inf')
+for _, token in ipairs(redis.call('ZRANGE', KEYS[2], 0, 63)) do
+  local holder = string.match(token, '^(.+)|%d+$')
+  if holder == nil or redis.call('EXISTS', ARGV[6] .. holder) == 0 then
+    redis.call('ZREM', KEYS[2], token)
+  end
+end
+if redis.call('ZSCORE', KEYS[2], ARGV[5]) then
+  return 0  -- granted already (a retried call whose answer was lost)
+end
 if redis.call('ZCARD', KEYS[2]) >= limit then
   return math.max(5, math.min(delay, 50))
 end
@@ -65,14 +81,23 @@ class SitePace:
     def __init__(self, redis: Redis, crawl: str, site: str, hold: float = 120.0, longest_delay: float = 60.0):
         self.key = f"sitemap-crawler:{crawl}:pace:{site}"
         self.grants = self.key + ":grants"
+        self.heartbeats = Workers.prefix_of(crawl)
         self.redis = redis
         self.hold_ms = int(hold * 1000)  # a grant outlives no download: its holder died
         self.longest_ms = int(longest_delay * 1000)
         self._acquire = redis.register_script(_ACQUIRE)
 
+    @staticmethod
+    def token(worker: str, count: int) -> str:
+        """A grant's name: the worker's, whose heartbeat keeps it, and a count of its own."""
+        return f"{worker}|{count}"
+
     async def try_acquire(self, delay: float, concurrency: int, token: str) -> float:
-        """0.0 when a download may start now (and counts as in flight under *token*), else seconds to wait."""
-        args: list[int | str] = [int(delay * 1000), max(1, concurrency), self.hold_ms, self.longest_ms, token]
+        """0.0 when a download may start now (and counts as in flight under *token*), else seconds to
+        wait: a span of Redis's clock, so no worker's own clock is read."""
+        args: list[int | str] = [
+            int(delay * 1000), max(1, concurrency), self.hold_ms, self.longest_ms, token, self.heartbeats,
+        ]  # fmt: skip
         wait: int = await self._acquire(keys=[self.key, self.grants], args=args)
         return wait / 1000
 
@@ -84,34 +109,60 @@ class SitePace:
 @dataclass(frozen=True, slots=True)
 class WorkerState:
     name: str
-    idle_since: float | None  # seconds since the epoch; None while busy
+    idle_since: float | None  # seconds on Redis's clock; None while busy
+
+
+# KEYS: the heartbeat. ARGV: 'busy' or how long the worker has been idle (ms), the time-to-live (ms).
+# An idle worker's heartbeat holds the moment it became idle, on Redis's clock.
+_BEAT = """
+local value = ARGV[1]
+if value ~= 'busy' then
+  local clock = redis.call('TIME')
+  value = tostring(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) - tonumber(ARGV[1]))
+end
+redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+"""
+
+
+async def redis_clock(redis: Redis) -> float:
+    """Now on Redis's clock, in seconds: the one clock every worker of the crawl reads."""
+    seconds, micros = await redis.time()
+    return int(seconds) + int(micros) / 1e6
 
 
 class Workers:
     """Heartbeats: each worker refreshes its key; a key that expires is a dead worker. A key no
     worker could have written (no time-to-live, one longer than any heartbeat's, a value that is
-    neither ``busy`` nor a moment not yet to come) is removed and does not hold back the end."""
+    neither ``busy`` nor a moment of Redis's clock already past) is removed and does not hold back
+    the end."""
 
     #: No heartbeat of ours lives longer than this.
     MAX_TTL = 600.0
-    #: A worker's clock may run this far ahead of ours.
-    SKEW = 60.0
+    #: Idle for longer than this is idle for good (a worker that never worked).
+    FOREVER = 10 * 365 * 86400.0
 
     def __init__(self, redis: Redis, crawl: str, ttl: float = 15.0):
         self.redis = redis
-        self.prefix = f"sitemap-crawler:{crawl}:worker:"
+        self.prefix = self.prefix_of(crawl)
         self.ttl_ms = int(min(ttl, self.MAX_TTL) * 1000)
         self.removed = 0  # heartbeats that were not ours
+        self._beat = redis.register_script(_BEAT)
 
-    async def beat(self, name: str, idle_since: float | None) -> None:
-        value = "busy" if idle_since is None else f"{idle_since:.3f}"
-        await self.redis.set(self.prefix + name, value, px=self.ttl_ms)
+    @staticmethod
+    def prefix_of(crawl: str) -> str:
+        return f"sitemap-crawler:{crawl}:worker:"
+
+    async def beat(self, name: str, idle_for: float | None) -> None:
+        """*name* is alive: busy (``None``), or idle for *idle_for* seconds (its own span, no date)."""
+        value = "busy" if idle_for is None else str(int(min(max(idle_for, 0.0), self.FOREVER) * 1000))
+        await self._beat(keys=[self.prefix + name], args=[value, self.ttl_ms])
 
     async def leave(self, name: str) -> None:
         await self.redis.delete(self.prefix + name)
 
     async def alive(self) -> list[WorkerState]:
         states, bad = [], []
+        now = await redis_clock(self.redis)
         async for key in self.redis.scan_iter(match=self.prefix + "*", count=100):
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.get(key)
@@ -120,7 +171,7 @@ class Workers:
             if value is None:
                 continue  # expired between the scan and the read
             name = (key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key))[len(self.prefix) :]
-            state = _heartbeat(name, value, ttl)
+            state = _heartbeat(name, value, ttl, now)
             if state is None:
                 bad.append(key)
             else:
@@ -132,32 +183,33 @@ class Workers:
         return states
 
 
-def _heartbeat(name: str, value: object, ttl: object) -> WorkerState | None:
-    """The state a heartbeat says, or ``None`` when it cannot be one of ours."""
+def _heartbeat(name: str, value: object, ttl: object, now: float) -> WorkerState | None:
+    """The state a heartbeat says, or ``None`` when it cannot be one of ours (*now*: Redis's clock)."""
     if not isinstance(ttl, int) or not 0 < ttl <= Workers.MAX_TTL * 1000:
         return None
     text = value.decode("ascii", "replace") if isinstance(value, bytes) else str(value)
     if text == "busy":
         return WorkerState(name, None)
     try:
-        since = float(text)
+        since = int(text) / 1000
     except ValueError:
         return None
-    if not math.isfinite(since) or since > time.time() + Workers.SKEW:
+    if since > now + 1.0:  # written by our script, on this clock: never ahead of it
         return None
     return WorkerState(name, since)
 
 
-async def crawl_finished(frontier: RedisFrontier, workers: Workers, grace: float, now: float | None = None) -> bool:
+async def crawl_finished(frontier: RedisFrontier, workers: Workers, grace: float) -> bool:
     """True when the crawl has started (a URL was seen), nothing is queued or leased, and every
-    live worker has been idle for *grace* seconds."""
+    live worker has been idle for *grace* seconds (of Redis's clock)."""
     if await frontier.seen_count() == 0:
         return False  # not seeded yet: a worker that joins before the first offer waits for it
     queued, leased = await frontier.counts()
     if queued or leased:
         return False
-    moment = time.time() if now is None else now
-    return all(state.idle_since is not None and moment - state.idle_since >= grace for state in await workers.alive())
+    states = await workers.alive()
+    now = await redis_clock(workers.redis)
+    return all(state.idle_since is not None and now - state.idle_since >= grace for state in states)
 
 
 def counts_key(crawl: str) -> str:

@@ -5,10 +5,11 @@ handed to a worker is leased, not removed (redis.asyncio: never blocking).
   one Lua script: two workers offering one URL enqueue it once. The page
   budget (``--max-pages``) is counted there too, for all workers at once:
   pages past it are handed back, not queued.
-- ``lease`` first takes back entries leased longer than the lease time by
-  anyone (``XAUTOCLAIM``: a worker that died, even by SIGKILL, loses
-  nothing), then reads new ones (``XREADGROUP``). Entries that are not ours
-  are refused and removed, never decoded into a request.
+- ``lease`` first takes back entries left unrenewed longer than the lease
+  time (``XAUTOCLAIM``: a worker that died, even by SIGKILL, loses nothing;
+  a live one renews what it holds with ``renew``), then reads new ones
+  (``XREADGROUP``). Entries that are not ours are refused and removed,
+  never decoded into a request.
 - ``ack`` ends a lease once the response (or failure) is fully handled.
 
 Keys live under ``sitemap-crawler:<crawl>:``. The seen set holds the
@@ -91,6 +92,11 @@ class RedisFrontier:
         """Poisoned entries met by this worker."""
         return self.entries.refused
 
+    @property
+    def reclaimed(self) -> int:
+        """Requests this worker took back from a worker that stopped: fetched again."""
+        return self.entries.reclaimed
+
     async def open(self) -> None:
         await self.entries.open()
 
@@ -106,8 +112,12 @@ class RedisFrontier:
 
     async def lease(self, count: int = 16, block_ms: int | None = None) -> list[Lease]:
         """Up to *count* requests for this worker: expired leases first, then new entries."""
-        taken = await self.entries.take_ours(count, b"r", _request, "a frontier", block_ms)
+        taken = await self.entries.take_ours(count, b"r", _request, "a frontier", block_ms=block_ms)
         return [Lease(entry, request) for entry, request in taken]
+
+    async def renew(self, entries: list[str]) -> set[str]:
+        """This worker is alive: its leases of *entries* start again; those still its own."""
+        return await self.entries.renew(entries)
 
     async def ack(self, entries: list[str]) -> None:
         """The leases are done with: the entries leave the stream."""

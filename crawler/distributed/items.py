@@ -16,6 +16,7 @@ from crawler.items import PageFacts
 
 __all__ = ["ItemChannel"]
 
+
 GROUP = "exporter"
 MAX_ITEM = 8 * 1024 * 1024
 
@@ -43,6 +44,9 @@ class ItemChannel:
         self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
         self.secret = secret  # items are sealed under it, and an item without its seal is refused
         self.context = f"item {crawl}"
+        self.consumer = consumer
+        # Resumed: where this consumer's own leased entries (taken by the exporter that died) are read from.
+        self.unfinished: str | None = None
 
     @property
     def refused(self) -> int:
@@ -61,9 +65,19 @@ class ItemChannel:
                 pipe.xadd(self.stream, fields)  # type: ignore[arg-type]
             await pipe.execute()
 
+    def resume(self) -> None:
+        """Take first what an exporter of this crawl that died had taken and not acknowledged: its
+        consumer is this one, so they are read back at once, without waiting for their lease to lapse."""
+        self.unfinished = "0"
+
     async def take(self, count: int = 100, block_ms: int | None = None) -> list[tuple[str, PageFacts]]:
         """Items to export: those left unfinished by an exporter that died, then new ones."""
-        return await self.entries.take_ours(count, None, self._read, "an item", block_ms)
+        if self.unfinished is not None:
+            taken = await self.entries.take_ours(count, None, self._read, "an item", after=self.unfinished)
+            self.unfinished = self.entries.last_read  # None: its history is all read, new items next
+            if self.unfinished is not None:
+                return taken
+        return await self.entries.take_ours(count, None, self._read, "an item", block_ms=block_ms)
 
     def _read(self, fields: object) -> PageFacts:
         """The facts in an entry's *fields*, sealed under the crawl's secret (when it has one)."""

@@ -5,7 +5,13 @@ offered to the frontier in batches; leases are taken when the worker has
 room and handed to Scrapy (``wake``). A lease is acknowledged only when
 everything its response produced is safe in Redis: its new requests
 offered, its items pushed to the exporter. A worker that dies at any
-moment loses nothing; what it had leased comes back to another. Pages
+moment loses nothing; what it had leased comes back to another. A live
+worker renews its leases every quarter of the lease time, whatever it
+waits for (the site's pace, a slow download), and holds no more than it can
+fetch in half a lease at the site's pace, so only a dead worker's leases go
+to others, and a dead worker costs at most that many re-fetches. While the
+exporter is far behind, no new leases are taken (Redis's memory stays
+bounded by the backlog, not by the site). Pages
 offered past the crawl's page budget come back refused; their facts go to
 the exporter with the reason a local crawl gives.
 """
@@ -51,6 +57,12 @@ class WorkerLink:
     over_budget: Callable[[QueuedRequest], PageFacts] | None = None
     spent: bool = False  # the page budget is used up: this worker's spider stops offering pages
     secret: bytes | None = None  # the crawl's: seals the items this worker pushes
+    # Items waiting for the exporter past which this worker takes no new leases (the exporter is
+    # one process: without a bound, a fast crawl piles the site's facts up in Redis's memory).
+    max_backlog: int = 10_000
+    # The site's pace for the whole crawl: seconds between two downloads (its delay or Crawl-delay;
+    # 0: none) and how many may be in flight at once; None while not known (robots.txt unread).
+    site_pace: Callable[[], tuple[float, int] | None] | None = None
     frontier: RedisFrontier = field(init=False)
     channel: ItemChannel = field(init=False)
     workers: Workers = field(init=False)
@@ -59,8 +71,14 @@ class WorkerLink:
     queued: int = 0  # requests put in the outbox so far
     leases: dict[str, _Leased] = field(default_factory=dict)
     pending_items: list[tuple[str | None, PageFacts]] = field(default_factory=list)
-    idle_since: float | None = 0.0  # None while busy; a worker that never worked does not hold back the end
+    idle_since: float | None = None  # this process's monotonic clock; None while busy
+    worked: bool = False  # a worker that never worked does not hold back the end
     stopping: bool = False
+    live: int = 1  # workers alive in the crawl, counted every few seconds
+    counted_at: float = field(default=-1e9)
+    backlog_at: float = field(default=-1e9)
+    backlogged: bool = False  # the exporter is behind: no new leases until it catches up
+    renewed_at: float = field(default=-1e9)
 
     def __post_init__(self) -> None:
         self.frontier = RedisFrontier(self.redis, self.crawl, self.name, self.lease_seconds)
@@ -95,8 +113,7 @@ class WorkerLink:
             while not self.stopping:
                 busy = await self._exchange(wake)
                 if not busy and await crawl_finished(self.frontier, self.workers, self.grace):
-                    await self.workers.leave(self.name)
-                    await finished()
+                    await finished()  # its counts go to the crawl's totals; then its heartbeat goes
                     return
                 await asyncio.sleep(0.02 if busy else 0.2)
         finally:
@@ -127,8 +144,10 @@ class WorkerLink:
             await self.frontier.ack(done)
             for entry in done:
                 del self.leases[entry]
-        if len(self.leases) < self.room:
-            for lease in await self.frontier.lease(count=self.room - len(self.leases)):
+        await self._renew()
+        room = 0 if await self._backlogged() else await self._room()
+        if len(self.leases) < room:
+            for lease in await self.frontier.lease(count=room - len(self.leases)):
                 self.leases[lease.entry] = _Leased()
                 try:
                     wake(lease)
@@ -138,8 +157,50 @@ class WorkerLink:
                     await self.frontier.ack([lease.entry])
         busy = bool(self.leases or self.outbox or self.pending_items)
         if busy:
-            self.idle_since = None
+            self.worked, self.idle_since = True, None
         elif self.idle_since is None:
-            self.idle_since = time.time()
-        await self.workers.beat(self.name, self.idle_since)
+            self.idle_since = time.monotonic()
+        idle_for = None if busy else Workers.FOREVER if not self.worked else time.monotonic() - (self.idle_since or 0.0)
+        await self.workers.beat(self.name, idle_for)
         return busy
+
+    async def _renew(self) -> None:
+        """Every quarter of the lease time, the leases held start again: this worker is alive."""
+        if not self.leases or time.monotonic() - self.renewed_at < self.lease_seconds / 4:
+            return
+        self.renewed_at = time.monotonic()
+        kept = await self.frontier.renew(list(self.leases))
+        lost = [entry for entry in self.leases if entry not in kept]
+        for entry in lost:  # another worker has it now: it acknowledges it, not this one
+            del self.leases[entry]
+        if lost:
+            logger.warning("%d lease(s) went to another worker while this one held them (it stalled for a "
+                           "whole lease): fetched twice", len(lost))  # fmt: skip
+
+    async def _backlogged(self) -> bool:
+        """The exporter is :attr:`max_backlog` items behind (counted once a second)."""
+        if time.monotonic() - self.backlog_at >= 1.0:
+            self.backlog_at = time.monotonic()
+            was, self.backlogged = self.backlogged, await self.channel.backlog() > self.max_backlog
+            if self.backlogged and not was:
+                logger.info("The exporter is over %d items behind: no new leases until it catches up",
+                            self.max_backlog)  # fmt: skip
+        return self.backlogged
+
+    async def _room(self) -> int:
+        """How many leases to hold: :attr:`room`, or fewer at a site's pace: this worker's share of
+        the downloads in flight and one more (waiting for its turn), and never more than its share
+        of the site's downloads fetches in half a lease. Holding more would only keep other workers
+        idle, and cost re-fetches if this one died."""
+        pace = self.site_pace() if self.site_pace is not None else (0.0, self.room)
+        interval, in_flight = pace if pace is not None else (0.0, 1)  # not known yet: as if one at a time
+        if pace is not None and interval <= 0:
+            return self.room
+        if time.monotonic() - self.counted_at >= min(5.0, self.lease_seconds / 4):
+            self.counted_at = time.monotonic()
+            self.live = max(1, len(await self.workers.alive()))
+        share = -(-max(1, in_flight) // self.live) + 1
+        if interval <= 0:
+            return max(1, min(self.room, share))
+        fetchable = int(self.lease_seconds / 2 / (interval * self.live))
+        return max(1, min(self.room, share, fetchable))

@@ -2,8 +2,9 @@
 flow share (redis.asyncio).
 
 An entry handed to a consumer is leased, not removed; it leaves the stream
-when it is done with, and one leased longer than the lease time by anyone
-(a consumer that died) is handed out again.
+when it is done with. A live consumer renews what it holds (:meth:`renew`),
+so only a lease left idle longer than the lease time (its consumer died) is
+handed out again, and counted (:attr:`reclaimed`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,21 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# KEYS: the stream. ARGV: the group, the consumer, then entry ids. Each entry still leased to this
+# consumer has its idle time reset (XCLAIM JUSTID: no delivery counted); one another consumer
+# took meanwhile is left to it. Returns the ids that are still this consumer's.
+_RENEW = """
+local kept = {}
+for i = 3, #ARGV do
+  local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if pending[1] and pending[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    kept[#kept + 1] = ARGV[i]
+  end
+end
+return kept
+"""
+
 
 class LeasedStream:
     def __init__(self, redis: Redis, key: str, group: str, consumer: str, lease_seconds: float):
@@ -30,6 +46,9 @@ class LeasedStream:
         self.consumer = consumer
         self.lease_ms = max(1, int(lease_seconds * 1000))
         self.refused = 0  # entries that were not ours, removed unread
+        self.reclaimed = 0  # entries taken back from a consumer that stopped renewing them
+        self.last_read: str | None = None  # the last entry the latest take read (None: it read none)
+        self._renew = redis.register_script(_RENEW)
 
     async def open(self) -> None:
         """The consumer group, created with the stream if need be."""
@@ -39,31 +58,44 @@ class LeasedStream:
             if "BUSYGROUP" not in str(error):
                 raise
 
-    async def take(self, count: int, block_ms: int | None = None) -> list[tuple[str, dict[Any, Any]]]:
-        """Up to *count* (entry id, fields): expired leases first, then new entries."""
-        claimed = await self.redis.xautoclaim(
-            self.key, self.group, self.consumer, min_idle_time=self.lease_ms, start_id="0-0", count=count
-        )
-        entries: list[tuple[Any, Any]] = list(claimed[1])
-        if len(entries) < count:
+    async def take(
+        self, count: int, block_ms: int | None = None, after: str | None = None
+    ) -> list[tuple[str, dict[Any, Any]]]:
+        """Up to *count* (entry id, fields): expired leases first, then new entries; or with
+        *after*, the entries this consumer itself holds past that id (its own history: what it
+        had taken when it died, read back at once under the same name)."""
+        entries: list[tuple[Any, Any]] = []
+        if after is None:
+            claimed = await self.redis.xautoclaim(
+                self.key, self.group, self.consumer, min_idle_time=self.lease_ms, start_id="0-0", count=count
+            )
+            entries = list(claimed[1])
+            self.reclaimed += len(entries)
+        else:
+            read_own: Any = await self.redis.xreadgroup(self.group, self.consumer, {self.key: after}, count=count)
+            entries = [entry for _, stream_entries in read_own or [] for entry in stream_entries]
+        if after is None and len(entries) < count:
             read: Any = await self.redis.xreadgroup(
                 self.group, self.consumer, {self.key: ">"}, count=count - len(entries), block=block_ms
             )
             for _, stream_entries in read or []:
                 entries += list(stream_entries)
-        return [
+        taken = [
             (entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id), fields or {})
             for entry_id, fields in entries
         ]
+        self.last_read = taken[-1][0] if taken else None
+        return taken
 
     async def take_ours(
-        self, count: int, field: bytes | None, read: Callable[[object], T], kind: str, block_ms: int | None = None
-    ) -> list[tuple[str, T]]:
+        self, count: int, field: bytes | None, read: Callable[[object], T], kind: str, *,
+        block_ms: int | None = None, after: str | None = None,
+    ) -> list[tuple[str, T]]:  # fmt: skip
         """Up to *count* (entry id, *read* of its *field*, or of all its fields when *field* is
-        ``None``). An entry *read* refuses (not ours: whatever it raises) is removed from the
-        stream, never used."""
+        ``None``), as :meth:`take` gives them. An entry *read* refuses (not ours: whatever it
+        raises) is removed from the stream, never used."""
         taken, refused = [], []
-        for entry, fields in await self.take(count, block_ms):
+        for entry, fields in await self.take(count, block_ms, after):
             try:
                 taken.append((entry, read(fields if field is None else fields.get(field))))
             except Exception as error:  # noqa: BLE001 - whatever an entry makes *read* raise, it is not ours
@@ -73,6 +105,13 @@ class LeasedStream:
             self.refused += len(refused)
             await self.done(refused)
         return taken
+
+    async def renew(self, entries: list[str]) -> set[str]:
+        """The leases of *entries* start again, as this consumer is alive; the ids still its own."""
+        if not entries:
+            return set()
+        kept = await self._renew(keys=[self.key], args=[self.group, self.consumer, *entries])
+        return {entry.decode() if isinstance(entry, bytes) else str(entry) for entry in kept}
 
     async def done(self, entries: list[str]) -> None:
         """The entries are done with: acknowledged, and out of the stream."""

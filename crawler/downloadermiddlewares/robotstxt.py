@@ -135,7 +135,8 @@ def _shared_robots(crawler: Crawler) -> SharedRobots | None:
     from crawler.distributed.client import connect  # noqa: PLC0415
     from crawler.distributed.robots import SharedRobots  # noqa: PLC0415 - a shared crawl only
 
-    return SharedRobots(connect(shared.url), shared.crawl, f"{os.getpid()}-{id(crawler):x}", secret=shared.secret)
+    redis = connect(shared.url, shared.ca_file)
+    return SharedRobots(redis, shared.crawl, f"{os.getpid()}-{id(crawler):x}", secret=shared.secret)
 
 
 class SiteRobotsTxtMiddleware:

@@ -58,7 +58,8 @@ class RunState:
       304, or a URL a resumed run already handled, listed by :meth:`handled`).
     - **Per URL**, exactly once per run: :meth:`record` stores its outcome
       (and its listing, when listed); a resumed run's replayed URL only gets
-      :meth:`relist`.
+      :meth:`relist`; :meth:`save` commits what is recorded (at once, where
+      another system must not be told before the store knows).
     - **Export** reads: :meth:`carry_forward` (an update's untouched URLs),
       :meth:`placement` and :meth:`relocate` (stable shards, the delta),
       :meth:`removals` (listed last time, not now), then
@@ -132,6 +133,12 @@ class RunState:
         try:
             if config.updating and store.last_published_run() is None:
                 raise ValueError(f"update needs an earlier published crawl in {config.state_path}; run crawl first")
+            if config.resume and config.distributed is not None and not store.interrupted():
+                # Its Redis holds only what was not yet exported: a new run would miss the rest.
+                raise ValueError(
+                    f"--resume of a shared crawl continues the interrupted run of the state store "
+                    f"{config.state_path}, and it has none: run without --resume"
+                )
         finally:
             store.close()
 
@@ -179,6 +186,17 @@ class RunState:
                 listing=listing,
                 previous=previous,
             )
+        except sqlite3.Error as error:
+            self.broken = f"state store {self.store.path} could not be written: {error}"
+            logger.error("%s", self.broken)
+
+    def save(self) -> None:
+        """What this run recorded so far, committed: a shared crawl's exporter saves before it
+        acknowledges the items in Redis, so a coordinator killed at any moment loses none."""
+        if self.broken is not None:
+            return
+        try:
+            self.store.commit()
         except sqlite3.Error as error:
             self.broken = f"state store {self.store.path} could not be written: {error}"
             logger.error("%s", self.broken)

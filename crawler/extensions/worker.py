@@ -25,13 +25,15 @@ from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import Deferred
 
 from crawler.context import config_of
-from crawler.distributed.client import connect
+from crawler.distributed.client import connect, redis_failure
 from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
 from crawler.distributed.coordination import SUMMED, add_counts
 from crawler.distributed.frontier import Lease
 from crawler.distributed.link import WorkerLink
+from crawler.extensions.politeness import Politeness
 from crawler.items import PageFacts
 from crawler.reasons import Reason, pages_spent
+from crawler.stats import Stat
 from settings.distributed import masked_url
 
 if TYPE_CHECKING:
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-__all__ = ["RedisScheduler"]
+__all__ = ["RedisScheduler", "worker_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,22 @@ def over_budget(request: QueuedRequest, max_pages: int) -> PageFacts:
     )
 
 
+def worker_name(crawler: Crawler) -> str:
+    """This worker's name in the crawl: its heartbeat, its leases, the grants of the site's pace."""
+    return f"{socket.gethostname()}-{os.getpid()}-{id(crawler):x}"
+
+
+def site_pace(crawler: Crawler, delay: float) -> tuple[float, int]:
+    """The site's pace for the whole crawl, as the shared pace keeps it: seconds between two
+    downloads (the fixed delay, or robots.txt's Crawl-delay once known, one at a time) and how
+    many may be in flight."""
+    politeness = crawler.get_extension(Politeness)
+    crawl_delay = politeness.crawl_delay if politeness is not None else 0.0
+    if crawl_delay > delay:
+        return crawl_delay, 1
+    return delay, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+
+
 class RedisScheduler(BaseScheduler):
     def __init__(self, crawler: Crawler, link: WorkerLink):
         self.crawler = crawler
@@ -70,13 +88,14 @@ class RedisScheduler(BaseScheduler):
         self.done = False  # the shared crawl is over (or its link failed)
         self.where = "the shared crawl"  # the Redis, as it may be logged
         self.spent = False  # the spider was told that the page budget is spent
+        self.robots_known = not crawler.settings.getbool("ROBOTSTXT_OBEY")  # else once robots.txt is read
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = config_of(crawler)
         assert config.distributed is not None, "the Redis scheduler runs in a distributed crawl only"
-        name = f"{socket.gethostname()}-{os.getpid()}-{id(crawler):x}"
-        redis = connect(config.distributed.url)
+        name = worker_name(crawler)
+        redis = connect(config.distributed.url, config.distributed.ca_file)
         # Leases held at once: enough to keep the downloader busy, few enough to leave work for late joiners.
         room = 2 * max(1, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
@@ -84,9 +103,19 @@ class RedisScheduler(BaseScheduler):
                           max_pages=config.distributed.shared_max_pages, secret=config.distributed.secret)  # fmt: skip
         link.over_budget = partial(over_budget, max_pages=link.max_pages)
         scheduler = cls(crawler, link)
+        link.site_pace = partial(scheduler.site_pace, config.distributed.shared_delay)
         scheduler.where = masked_url(config.distributed.url)
         crawler.signals.connect(scheduler.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(scheduler.robots_parsed, signal=signals.robots_parsed)
         return scheduler
+
+    def robots_parsed(self, **_: Any) -> None:
+        self.robots_known = True
+
+    def site_pace(self, delay: float) -> tuple[float, int] | None:
+        """The site's pace for the link's leases; ``None`` until this worker has read robots.txt
+        (its Crawl-delay may yet slow everything down)."""
+        return site_pace(self.crawler, delay) if self.robots_known else None
 
     def spider_idle(self, spider: Spider) -> None:
         """Idle here is not the end: other workers may still find work; the link says when it is over."""
@@ -107,6 +136,7 @@ class RedisScheduler(BaseScheduler):
         it ended; not at all when the Redis is gone."""
         stats = self.crawler.stats
         assert stats is not None
+        stats.set_value(Stat.SHARED_REFETCHED, self.link.frontier.reclaimed)
         counts = {name: int(stats.get_value(name, 0)) for name in SUMMED}
         try:
             await asyncio.wait_for(add_counts(self.link.redis, self.link.crawl, counts), timeout=5)
@@ -115,7 +145,9 @@ class RedisScheduler(BaseScheduler):
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            logger.error("Lost the Redis at %s: %s; this worker stops", self.where, task.exception())
+            error = task.exception()
+            assert error is not None
+            logger.error("%s; this worker stops", redis_failure(self.where, error))
             self.done = True
             asyncio.get_event_loop().create_task(self.crawler.engine.close_spider_async(reason="redis-lost"))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
@@ -19,13 +19,14 @@ from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider
 
 from crawler.context import CrawlContext
-from crawler.distributed.client import connect
+from crawler.distributed.client import connect, redis_failure
 from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
 from crawler.distributed.vetting import Vetting
 from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.items import PageFacts
+from crawler.modes import Replay, RunMode
 from crawler.stats import Stat
 from settings.config import SitemapConfig
 from settings.distributed import Distributed, masked_url
@@ -35,9 +36,26 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
+    from crawler.extensions.runstate import RunState
+
 __all__ = ["ExportSpider"]
 
 logger = logging.getLogger(__name__)
+
+
+def replayed(state: RunState, urls: set[str]) -> Iterator[PageFacts]:
+    """The facts an interrupted run recorded for *urls*, marked replayed: they pass the pipelines
+    and the report again, and the state store keeps their outcome as recorded (not twice). A URL
+    whose facts do not decode leaves *urls*: an item for it still to come is exported."""
+    for url in sorted(urls):
+        stored = state.facts(url)
+        if stored is None:
+            logger.warning("Resumed: the facts recorded for %s do not decode; it is left out of this run", url)
+            urls.discard(url)
+            continue
+        facts = PageFacts.from_dict(stored)
+        facts.replayed = Replay.RESUMED
+        yield facts
 
 
 class ExportSpider(Spider):
@@ -72,14 +90,12 @@ class ExportSpider(Spider):
         (reason ``redis-lost``), and the previous sitemap set stays published."""
         shared = self.config.distributed
         assert shared is not None
-        redis = connect(shared.url)
+        redis = connect(shared.url, shared.ca_file)
         try:
             async for facts in self._exported(redis, shared):
                 yield facts
         except (RedisError, OSError) as error:
-            logger.error(
-                "Lost the Redis at %s: %s; the crawl stops, previous sitemaps kept", masked_url(shared.url), error
-            )
+            logger.error("%s; the crawl stops, previous sitemaps kept", redis_failure(masked_url(shared.url), error))
             raise CloseSpider("redis-lost") from None
         finally:
             await redis.aclose()
@@ -94,6 +110,15 @@ class ExportSpider(Spider):
             redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings), shared.secret
         )
         exported: set[str] = set()
+        state = self.context.run_state
+        if state is not None and state.mode is RunMode.RESUME:
+            # What the interrupted run recorded counts as exported: replayed from the state store,
+            # then the items its exporter had taken but not acknowledged, then new ones.
+            exported = state.handled()
+            self.crawler.stats.set_value(Stat.RESUMED_URLS, len(exported))
+            for facts in replayed(state, exported):
+                yield facts
+            self.channel.resume()
         try:
             while True:
                 taken = await self.channel.take(100)
@@ -108,6 +133,8 @@ class ExportSpider(Spider):
                     self.entries[id(facts)] = entry
                     yield facts
                 done, self.finished = duplicates + self.finished, []
+                if state is not None and done:
+                    state.save()  # the store knows them before Redis lets them go
                 await self.channel.done(done)
                 if taken:
                     continue
@@ -115,6 +142,8 @@ class ExportSpider(Spider):
                 if finished and await self.channel.backlog() == 0:
                     break
                 await asyncio.sleep(0.05)
+            if state is not None:
+                state.save()
             await self.channel.done(self.finished)
         finally:
             if vetting.refused + self.channel.refused:

@@ -164,6 +164,11 @@ class StateStore:
         self.commit()
         return int(cursor.lastrowid or 0), False
 
+    def interrupted(self) -> bool:
+        """Whether the last run was left open (stopped before it finished): what ``--resume`` continues."""
+        row = self.db.execute("SELECT status FROM run ORDER BY id DESC LIMIT 1").fetchone()
+        return bool(row and row[0] == "running")
+
     def finish_run(self, run: int, status: str, now: str) -> None:
         self.db.execute("UPDATE run SET finished = ?, status = ? WHERE id = ?", (now, status, run))
         self.commit()

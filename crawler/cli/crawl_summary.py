@@ -1,0 +1,133 @@
+"""What a ``crawl`` or ``update`` says when it ends: the summary lines on stderr, or one
+JSON event; why no sitemap was published; what IndexNow heard. Read from the crawl's
+:class:`~crawler.results.CrawlResult` and the counts in Scrapy's stats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crawler.extensions.progress import progress_counts
+from crawler.logs import json_event
+from crawler.modes import RunMode
+from crawler.reasons import Reason
+from crawler.results import CrawlResult, Notification, NotPublished
+from crawler.stats import Stat, dropped, warning
+from crawler.urls import site_root
+from settings.config import SitemapConfig
+
+__all__ = ["crawl_failure", "notification_line", "plural", "summarize", "summary_event"]
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig, elapsed: float) -> list[str]:
+    """The summary on stderr: counts from the stats, everything else from the result."""
+    counts = progress_counts(stats)
+    rate = counts["crawled"] / max(elapsed, 1e-6)
+    lines = [
+        f"Crawled {counts['crawled']} responses in {elapsed:.1f} s ({rate:.1f} pages/s)",
+        f"Listed {counts['listed']} URLs, excluded {counts['excluded']}:",
+    ]
+    lines.extend(f"  {reason.value:<14} {stats[dropped(reason)]}" for reason in Reason if stats.get(dropped(reason)))
+    export = result.export
+    media = [
+        (stats.get(Stat.IMAGES_LISTED, 0), "images"),
+        (stats.get(Stat.VIDEOS_LISTED, 0), "videos"),
+        (export.news_urls, "news articles in the last two days"),
+    ]
+    if any(count for count, _ in media):
+        lines.append("With " + ", ".join(f"{count} {what}" for count, what in media))
+    prefix = warning("")
+    warnings = sorted((k.removeprefix(prefix), v) for k, v in stats.items() if k.startswith(prefix))
+    warnings += [
+        (code, stats[key])
+        for code, key in (("video-left-out", Stat.VIDEOS_LEFT_OUT), ("images-over-limit", Stat.IMAGES_OVER_LIMIT))
+        if stats.get(key)
+    ]
+    if warnings:
+        lines.append("Warnings (details in the report):")
+        lines.extend(f"  {code:<24} {count}" for code, count in warnings)
+    if stats.get(Stat.SHARED_REFETCHED):
+        lines.append(
+            f"{plural(stats[Stat.SHARED_REFETCHED], 'request')} re-fetched after a worker stopped (its leases)"
+        )
+    if stats.get(Stat.SHARED_REFUSED):
+        lines.append(
+            f"Refused {stats[Stat.SHARED_REFUSED]} items from the shared crawl's Redis that were not ours"
+            " to list (see the log)"
+        )
+    if result.sister_origin:
+        sister, count = result.sister_origin
+        lines.append(
+            f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
+            f"only {site_root(config.start_url)} is crawled"
+        )
+    if result.report_path:
+        lines.append(f"Report: {result.report_path}")
+    if result.run is not None:
+        resumed = " (resumed)" if result.mode is RunMode.RESUME else ""
+        files = export.publish.shards if export.publish else []
+        written = export.publish.written if export.publish else []
+        removed = f" (see {export.removals_path})" if export.removed_urls else ""
+        lines.append(
+            f"Run {result.run}{resumed}: {stats.get(Stat.NOT_MODIFIED, 0)} unchanged pages answered 304,"
+            f" {len(written)} of {len(files)} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
+        )
+    return lines
+
+
+def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
+    """Why no sitemap was published, in words a user can act on."""
+    export = result.export
+    if export.not_published is NotPublished.INTERRUPTED:
+        return f"{export.detail}: previous sitemaps kept"
+    if export.not_published is NotPublished.EXPORT_FAILED:
+        return f"export failed: {export.detail}"
+    reason = result.start.reason if result.start else None
+    detail = result.start.detail if result.start else ""
+    if reason == Reason.FETCH_ERROR:
+        return f"the start URL {config.start_url} is unreachable ({detail})"
+    if reason == Reason.ROBOTS:
+        if result.robots_unavailable:
+            return (
+                f"robots.txt of {result.robots_unavailable}; while it cannot be read nothing may be crawled (RFC 9309)"
+            )
+        return f"robots.txt disallows the start URL {config.start_url} for this user agent"
+    if reason == Reason.REDIRECT:
+        return f"the start URL {config.start_url} redirects ({detail}); start the crawl at the target instead"
+    if reason == Reason.STATUS:
+        return f"the start URL {config.start_url} answered HTTP {detail}, and no listable page was found"
+    if export.not_published is None:  # the export never ran: a forced stop (a second SIGTERM, ...)
+        return "the crawl was stopped before it finished: previous sitemaps kept"
+    failure = export.detail or "no sitemap was published"
+    return f"{failure}: no crawled page passed the listing rules (see the report for each URL's reason)"
+
+
+def notification_line(notification: Notification) -> str:
+    if notification.skipped:
+        return f"IndexNow: skipped, {notification.skipped}"
+    if not notification.urls:
+        return "IndexNow: nothing changed, nothing sent"
+    if notification.error is None:
+        return f"IndexNow: {notification.submitted} URLs sent in {notification.batches} batch(es) ({notification.path})"
+    return f"IndexNow: not sent: {notification.error} ({notification.path})"
+
+
+def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig, elapsed: float, code: int) -> str:
+    """The end of a run as one JSON log line: counts, reasons, what was published or why not."""
+    published = result.export.publish
+    counts: dict[str, Any] = {**progress_counts(stats), "seconds": round(elapsed, 1)}
+    counts["reasons"] = {reason.value: stats[dropped(reason)] for reason in Reason if stats.get(dropped(reason))}
+    if stats.get(Stat.SHARED_REFETCHED):
+        counts["refetched_after_a_worker_stopped"] = stats[Stat.SHARED_REFETCHED]
+    fields: dict[str, Any] = {"event": "summary", "counts": counts, "exit": code, "run": result.run}
+    if published is None:
+        message = f"no sitemap written: {crawl_failure(result, config)}"
+    else:
+        message = f"published {published.index_path} ({plural(len(published.shards), 'sitemap file')})"
+        fields["url"] = published.index_url
+        if result.side_errors:
+            fields["detail"] = "; ".join(result.side_errors)
+    return json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields)

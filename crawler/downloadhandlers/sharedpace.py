@@ -1,0 +1,136 @@
+"""Politeness for the site as a whole in a shared crawl (SPEC S8), kept at the
+moment each request goes out.
+
+A worker's downloads pass through this handler, which wraps the one Scrapy
+would use for the scheme. With a delay to keep (a fixed ``--delay``, a
+``Crawl-delay``), or more workers than the site's concurrency limit allows,
+it takes the site's slot in Redis right before the download and gives it
+back as the download ends: one next-allowed time and one in-flight count per
+site, on Redis's clock. A grant taken any earlier (in a downloader
+middleware) waits in the worker's own queue behind that worker's other
+downloads, and two workers' requests then reach the site closer than the
+delay. Otherwise nothing is asked of Redis: each worker's downloader keeps
+its share of the limit (the limit divided by the live workers, counted four
+times a second), which the Politeness extension applies to its slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+from scrapy.utils.misc import build_from_crawler, load_object
+
+from crawler.context import config_of
+from crawler.extensions.politeness import Politeness
+from crawler.extensions.worker import site_pace, worker_name
+from crawler.urls import site_root
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from crawler.distributed.coordination import SitePace, Workers
+
+__all__ = ["SharedPaceHandler"]
+
+logger = logging.getLogger(__name__)
+
+#: How often a worker counts the live workers it shares the site's limit with.
+RECOUNT_SECONDS = 0.25
+#: The grants of this process, counted across its handlers (one per scheme): no two share a token.
+_GRANTS = itertools.count(1)
+
+
+class SharedPaceHandler:
+    lazy = False  # built with the crawler: a missing Politeness extension is said at once
+
+    def __init__(self, crawler: Crawler, politeness: Politeness, pace: SitePace, workers: Workers, worker: str):
+        self.crawler = crawler
+        self.politeness = politeness
+        self.pace = pace
+        self.workers = workers
+        self.worker = worker  # this worker's heartbeat name: its grants lapse with it
+        shared = config_of(crawler).distributed
+        assert shared is not None
+        self.delay = shared.shared_delay
+        self.live = 1  # workers alive in the crawl, counted every RECOUNT_SECONDS
+        self.counted_at = -1e9
+        self.wrapped = dict(crawler.settings.getdict("SITEMAP_SHARED_DOWNLOAD_HANDLERS"))
+        self.inner: dict[str, Any] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = config_of(crawler)
+        shared = config.distributed
+        if shared is None or not shared.worker:
+            raise ValueError("the shared pace handler is a shared-crawl worker's (worker_settings installs it)")
+        from crawler.distributed.client import connect  # noqa: PLC0415 - a shared crawl only: no redis import else
+        from crawler.distributed.coordination import SitePace, Workers  # noqa: PLC0415
+
+        redis = connect(shared.url, shared.ca_file)
+        hold = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") + 10  # a grant outlives no download
+        pace = SitePace(redis, shared.crawl, site_root(config.start_url), hold, max(config.max_crawl_delay, 1.0))
+        politeness = crawler.get_extension(Politeness)
+        if politeness is None:
+            raise ValueError("the Politeness extension keeps the pace; a shared crawl needs it")
+        return cls(crawler, politeness, pace, Workers(redis, shared.crawl), worker_name(crawler))
+
+    def _handler(self, scheme: str) -> Any:
+        if scheme not in self.inner:
+            self.inner[scheme] = build_from_crawler(load_object(self.wrapped[scheme]), self.crawler)
+        return self.inner[scheme]
+
+    async def download_request(self, request: Request) -> Response:
+        handler = self._handler(request.url.split(":", 1)[0])
+        token = await self._slot()
+        try:
+            response: Response = await handler.download_request(request)
+            return response
+        finally:
+            if token is not None:
+                await self._release(token)
+
+    async def _release(self, token: str) -> None:
+        """The download is over; a Redis that cannot be told lets the grant lapse with this worker's
+        heartbeat or its hold time (the download's outcome stands)."""
+        try:
+            await self.pace.release(token)
+        except (RedisError, OSError) as error:
+            logger.warning("Could not give the site's slot back in Redis (%s): it lapses by itself", error)
+
+    async def _slot(self) -> str | None:
+        """The site's slot, taken now (its grant's token), or ``None`` when the shares suffice."""
+        if time.monotonic() - self.counted_at >= RECOUNT_SECONDS:
+            self.counted_at = time.monotonic()
+            self.live = max(1, len(await self.workers.alive()))
+        delay, concurrency = site_pace(self.crawler, self.delay)
+        # Each worker's own downloader keeps its share of the site's limit in flight.
+        self.politeness.share(max(1, concurrency // self.live))
+        if delay <= 0 and concurrency >= self.live:
+            return None  # the shares add up to the limit: nothing to ask Redis
+        token = self.pace.token(self.worker, next(_GRANTS))
+        while (wait := await self.pace.try_acquire(delay, concurrency, token)) > 0:
+            await asyncio.sleep(wait)
+        return token
+
+    async def close(self) -> None:
+        for handler in self.inner.values():
+            closing = getattr(handler, "close", None)
+            if closing is not None:
+                result = closing()
+                if asyncio.iscoroutine(result):
+                    await result
+                elif hasattr(result, "addCallback"):  # a Deferred
+                    from twisted.internet.defer import Deferred  # noqa: PLC0415
+
+                    assert isinstance(result, Deferred)
+                    await result.asFuture(asyncio.get_running_loop())
+        await self.pace.redis.aclose()
