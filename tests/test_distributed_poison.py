@@ -183,7 +183,7 @@ def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str
             redis.zadd(pace + ":grants", {f"ghost-{n}": 1e15 for n in range(1000)})
             # ... and grants held for ever by a worker that looks alive (idle since 1970): only the
             # longest a download can hold a grant frees them.
-            redis.set(keys + "worker:planted", "0", px=100_000)
+            redis.set(keys + "worker:planted", "0", px=300_000)  # alive longer than the test waits
             redis.zadd(pace + ":grants", {f"planted|{n}": 1e15 for n in range(1000)})
             redis.hset(pace, "next", str(10**15))
             redis.set(keys + "worker:ghost", "busy")
