@@ -184,3 +184,34 @@ def test_a_killed_worker_costs_at_most_its_leases_and_the_summary_says_how_many(
     # holds two, the one it fetches and the next, not the eight it may hold without a pace.
     assert 1 <= refetched <= 2 and held <= 2
     assert sum(count - 1 for count in fetched_twice(site).values()) <= refetched, fetched_twice(site)
+
+
+def test_a_worker_asked_to_stop_hands_its_leases_back_at_once(redis_url: str, tmp_path: Path) -> None:
+    """SIGTERM: the worker ends what it fetched and hands the rest of its leases back, so the
+    others take them now, not a lease (30 s) later."""
+    site = fan_site(tmp_path, 40, robots(0.1))
+    logs = [tmp_path / "stopped.log", tmp_path / "other.log"]
+    try:
+        stopped, other = (joined(redis_url, log) for log in logs)
+        result_box: list[CrawlResult] = []
+        coordinator = threading.Thread(
+            target=lambda: result_box.append(
+                shared_crawl(site, tmp_path / "out", redis_url, "--set", "SITEMAP_LEASE_SECONDS=30")
+            )
+        )
+        coordinator.start()
+        held = leases_of(redis_url, stopped.pid, timeout=60)
+        stopped.send_signal(signal.SIGTERM)
+        stopped.communicate(timeout=30)
+        coordinator.join(timeout=110)
+        assert finish([other]) == [0]
+    finally:
+        site.stop()
+    [result] = result_box
+    assert result.code == 0, result.process.stderr
+    assert held >= 1 and len(result.listed) == 40  # nothing lost
+    assert "Handed" in logs[0].read_text()
+    times = sorted(hit.time for hit in site.hits)
+    # Waiting for the stopped worker's leases to lapse would leave the site idle for most of a lease.
+    longest = max(later - earlier for earlier, later in itertools.pairwise(times))
+    assert longest < 10, f"the site waited {longest:.1f} s: the leases were not handed back"

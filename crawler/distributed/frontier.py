@@ -119,6 +119,10 @@ class RedisFrontier:
         """This worker is alive: its leases of *entries* start again; those still its own."""
         return await self.entries.renew(entries)
 
+    async def hand_back(self, entries: list[str]) -> None:
+        """This worker stops (asked to): its leases of *entries* go to the next worker at once."""
+        await self.entries.hand_back(entries)
+
     async def ack(self, entries: list[str]) -> None:
         """The leases are done with: the entries leave the stream."""
         await self.entries.done(entries)

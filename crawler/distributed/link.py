@@ -119,8 +119,41 @@ class WorkerLink:
         finally:
             await self.workers.leave(self.name)
 
+    async def hand_back(self) -> int:
+        """This worker was asked to stop (its loop is over): what its leases produced goes out, the
+        leases done are acknowledged, and the others go to the next worker at once instead of
+        after a lease. How many were handed back."""
+        await self._flush()
+        rest = list(self.leases)
+        await self.frontier.hand_back(rest)
+        self.leases.clear()
+        return len(rest)
+
     async def _exchange(self, wake: Callable[[Lease], None]) -> bool:
-        """One round: items and offers out, acknowledgements, new leases in. True while busy."""
+        """One round: items and offers out, acknowledgements, renewals, new leases in. True while busy."""
+        await self._flush()
+        await self._renew()
+        room = 0 if await self._backlogged() else await self._room()
+        if len(self.leases) < room:
+            for lease in await self.frontier.lease(count=room - len(self.leases)):
+                self.leases[lease.entry] = _Leased()
+                try:
+                    wake(lease)
+                except Exception as error:  # noqa: BLE001 - a request Scrapy cannot make of it is not ours
+                    logger.warning("Refused a frontier entry that is not ours (%s): %s", lease.entry, error)
+                    del self.leases[lease.entry]
+                    await self.frontier.ack([lease.entry])
+        busy = bool(self.leases or self.outbox or self.pending_items)
+        if busy:
+            self.worked, self.idle_since = True, None
+        elif self.idle_since is None:
+            self.idle_since = time.monotonic()
+        idle_for = None if busy else Workers.FOREVER if not self.worked else time.monotonic() - (self.idle_since or 0.0)
+        await self.workers.beat(self.name, idle_for)
+        return busy
+
+    async def _flush(self) -> None:
+        """Items and offers out, then the leases whose output is all in Redis acknowledged."""
         if self.pending_items:
             pending, self.pending_items = self.pending_items, []
             await self.channel.push(*(facts for _, facts in pending))
@@ -144,25 +177,6 @@ class WorkerLink:
             await self.frontier.ack(done)
             for entry in done:
                 del self.leases[entry]
-        await self._renew()
-        room = 0 if await self._backlogged() else await self._room()
-        if len(self.leases) < room:
-            for lease in await self.frontier.lease(count=room - len(self.leases)):
-                self.leases[lease.entry] = _Leased()
-                try:
-                    wake(lease)
-                except Exception as error:  # noqa: BLE001 - a request Scrapy cannot make of it is not ours
-                    logger.warning("Refused a frontier entry that is not ours (%s): %s", lease.entry, error)
-                    del self.leases[lease.entry]
-                    await self.frontier.ack([lease.entry])
-        busy = bool(self.leases or self.outbox or self.pending_items)
-        if busy:
-            self.worked, self.idle_since = True, None
-        elif self.idle_since is None:
-            self.idle_since = time.monotonic()
-        idle_for = None if busy else Workers.FOREVER if not self.worked else time.monotonic() - (self.idle_since or 0.0)
-        await self.workers.beat(self.name, idle_for)
-        return busy
 
     async def _renew(self) -> None:
         """Every quarter of the lease time, the leases held start again: this worker is alive."""

@@ -22,15 +22,16 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# KEYS: the stream. ARGV: the group, the consumer, then entry ids. Each entry still leased to this
-# consumer has its idle time reset (XCLAIM JUSTID: no delivery counted); one another consumer
-# took meanwhile is left to it. Returns the ids that are still this consumer's.
+# KEYS: the stream. ARGV: the group, the consumer, the idle time to set (ms), then entry ids. Each
+# entry still leased to this consumer gets that idle time (XCLAIM JUSTID: no delivery counted): 0
+# renews its lease, one past the lease hands it back to whoever asks next. One another consumer
+# took meanwhile is left to it. Returns the ids that were still this consumer's.
 _RENEW = """
 local kept = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
   if pending[1] and pending[1][2] == ARGV[2] then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'IDLE', ARGV[3], 'JUSTID')
     kept[#kept + 1] = ARGV[i]
   end
 end
@@ -110,8 +111,13 @@ class LeasedStream:
         """The leases of *entries* start again, as this consumer is alive; the ids still its own."""
         if not entries:
             return set()
-        kept = await self._renew(keys=[self.key], args=[self.group, self.consumer, *entries])
+        kept = await self._renew(keys=[self.key], args=[self.group, self.consumer, 0, *entries])
         return {entry.decode() if isinstance(entry, bytes) else str(entry) for entry in kept}
+
+    async def hand_back(self, entries: list[str]) -> None:
+        """This consumer stops: its leases of *entries* lapse now, for the next consumer that asks."""
+        if entries:
+            await self._renew(keys=[self.key], args=[self.group, self.consumer, self.lease_ms * 10, *entries])
 
     async def done(self, entries: list[str]) -> None:
         """The entries are done with: acknowledged, and out of the stream."""

@@ -129,7 +129,21 @@ class RedisScheduler(BaseScheduler):
 
     def close(self, reason: str) -> Deferred[None]:
         self.link.stopping = True
-        return Deferred.fromFuture(asyncio.ensure_future(self._add_counts()))
+        return Deferred.fromFuture(asyncio.ensure_future(self._stop()))
+
+    async def _stop(self) -> None:
+        """Asked to stop before the crawl is over (SIGTERM): once the link's loop is done, what
+        its leases produced goes to Redis and the others go to the next worker at once, not after
+        a lease. Then this worker's counts, however it ended."""
+        if not self.done and self.task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.task), timeout=5)
+                handed = await asyncio.wait_for(self.link.hand_back(), timeout=5)
+                if handed:
+                    logger.info("Handed %d lease(s) back to the crawl for the other workers", handed)
+            except (RedisError, OSError, TimeoutError) as error:
+                logger.warning("This worker's leases were not handed back (they lapse after a lease): %s", error)
+        await self._add_counts()
 
     async def _add_counts(self) -> None:
         """What this worker fetched, into the crawl's totals (the coordinator's summary), however
