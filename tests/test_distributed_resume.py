@@ -17,7 +17,7 @@ from redis import Redis
 
 from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, crawl, read_report, run_cli, sitemap_locs
-from tests.shared_crawl import chain_site
+from tests.shared_crawl import chain_site, fan_site
 
 PAGES = 60
 #: Leases a coordinator's own worker holds at most (twice --concurrency): what it may leave to be fetched again.
@@ -140,3 +140,26 @@ def test_resumes_that_cannot_work_are_refused_before_connecting(tmp_path: Path) 
         assert message in refused.stderr and "pw-s3cret-0" not in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert not (tmp_path / "out" / "sitemap.xml").exists()
+
+
+def test_a_second_coordinator_of_a_running_crawl_is_refused(redis_url: str, tmp_path: Path) -> None:
+    """Started twice (or resumed while the first still runs somewhere): the second would wipe or
+    share the crawl's keys and publish half a set. It waits for the first's hold to lapse (it
+    does not: that one is alive), then stops in one line; the first finishes the whole crawl."""
+    site = fan_site(tmp_path, 60, "User-agent: *\nCrawl-delay: 0.3\nAllow: /\n")
+    shared = {"SITEMAP_CRAWLER_DISTRIBUTED": redis_url}
+    # One crawl id, two output folders: as two machines would run it (one folder is locked on one).
+    command = ["crawl", site.url(), "-q", "--no-state", "--set", "SITEMAP_CRAWL_ID=one-crawl"]
+    try:
+        first = subprocess.Popen([str(CLI), *command, "--out", str(tmp_path / "out")], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env={**os.environ, **shared})  # fmt: skip
+        site.wait_for(5, timeout=60)  # crawling
+        second = run_cli(*command, "--out", str(tmp_path / "elsewhere"), env=shared)
+        _, stderr = first.communicate(timeout=120)
+    finally:
+        site.stop()
+    assert second.returncode == 1, second.stderr
+    assert "another coordinator of this crawl is running" in second.stderr, second.stderr
+    assert first.returncode == 0, stderr
+    assert len(sitemap_locs(tmp_path / "out", site.url().rstrip("/"))) == 60
+    assert Counter(site.paths()).most_common(1)[0][1] == 1  # nothing fetched twice: the keys were kept

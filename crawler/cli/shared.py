@@ -94,6 +94,7 @@ def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
         resume_config,
         shared_options,
     )
+    from crawler.distributed.exporter_lock import CrawlBusy  # noqa: PLC0415
 
     given = {
         name
@@ -112,6 +113,8 @@ def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
             policy = eviction_policy(redis)
     except (RedisError, OSError) as error:
         raise SharedCrawlError(redis_failure(masked_url(shared.url), error)) from None
+    except CrawlBusy as error:
+        raise SharedCrawlError(f"not started: {error} at {masked_url(shared.url)}") from None
     except NothingToResume as error:
         where = masked_url(shared.url)
         raise SharedCrawlError(f"nothing to resume at {where}: {error}; run without --resume") from None

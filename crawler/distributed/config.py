@@ -17,6 +17,7 @@ from typing import Any
 
 from redis import Redis
 
+from crawler.distributed.exporter_lock import claim
 from crawler.distributed.signing import seal, sealed
 
 __all__ = [
@@ -132,7 +133,9 @@ def publish_config(redis: Redis, crawl: str, options: dict[str, Any], secret: by
     (:func:`resume_config` keeps it instead)."""
     for name, value in options.items():
         _checked(name, value)  # the coordinator never publishes what a worker would refuse
+    claim(redis, crawl)  # never under a coordinator of this crawl that is still running
     _remove_keys(redis, crawl)
+    claim(redis, crawl)
     with redis.pipeline(transaction=True) as pipe:
         pipe.set(f"sitemap-crawler:{crawl}:config", signed(secret, crawl, options))
         pipe.set(CURRENT, crawl)
@@ -174,6 +177,7 @@ def resume_config(redis: Redis, crawl: str, options: dict[str, Any], secret: byt
         raise ConfigRefused(
             f"it was started with other values of {', '.join(changed)[:500]}: resume with the options it started with"
         )
+    claim(redis, crawl)  # the coordinator resumed is dead, not running elsewhere
     redis.set(CURRENT, crawl)  # workers that join by the Redis URL alone join this crawl again
 
 

@@ -21,6 +21,7 @@ from scrapy.exceptions import CloseSpider
 from crawler.context import CrawlContext
 from crawler.distributed.client import connect, redis_failure
 from crawler.distributed.coordination import Workers, crawl_finished
+from crawler.distributed.exporter_lock import ExporterLock
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
 from crawler.distributed.vetting import Vetting
@@ -109,6 +110,10 @@ class ExportSpider(Spider):
         vetting = Vetting(
             redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings), shared.secret
         )
+        lock = ExporterLock(redis, shared.crawl)
+        if not await lock.take():
+            logger.error("Another coordinator exports this crawl now: this one stops, previous sitemaps kept")
+            raise CloseSpider("exporter-busy")
         exported: set[str] = set()
         state = self.context.run_state
         if state is not None and state.mode is RunMode.RESUME:
@@ -136,6 +141,9 @@ class ExportSpider(Spider):
                 if state is not None and done:
                     state.save()  # the store knows them before Redis lets them go
                 await self.channel.done(done)
+                if not await lock.renew():
+                    logger.error("Another coordinator took this crawl over: this one stops, previous sitemaps kept")
+                    raise CloseSpider("exporter-busy")
                 if taken:
                     continue
                 finished = not self.entries and await crawl_finished(frontier, workers, shared.grace)
@@ -146,5 +154,6 @@ class ExportSpider(Spider):
                 state.save()
             await self.channel.done(self.finished)
         finally:
+            await lock.release()
             if vetting.refused + self.channel.refused:
                 self.crawler.stats.set_value(Stat.SHARED_REFUSED, vetting.refused + self.channel.refused)
