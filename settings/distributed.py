@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,10 @@ def check_ca_file(url: str, path: str | None) -> str | None:
             opened.read(1)
     except OSError as error:
         raise ValueError(f"cannot read --redis-ca-file {path}: {error.strerror or error}") from None
+    try:
+        ssl.create_default_context(cafile=path)
+    except ssl.SSLError:
+        raise ValueError(f"--redis-ca-file {path} holds no CA certificate (PEM)") from None
     return path
 
 

@@ -372,3 +372,20 @@ def test_a_worker_takes_no_new_leases_while_the_exporter_is_far_behind(redis_url
         return held_while_behind, len(woken)
 
     assert run(redis_url, body) == (0, 3)
+
+
+def test_a_dead_workers_leases_are_taken_a_quarter_lease_after_its_heartbeat_went(redis_url: str) -> None:
+    async def body(redis: Redis) -> tuple[int, int, int]:
+        dead = RedisFrontier(redis, "c", "dead", lease_seconds=8)
+        other = RedisFrontier(redis, "c", "other", lease_seconds=8)
+        await dead.open()
+        await dead.offer([request(1), request(2)])
+        held = [lease.entry for lease in await dead.lease()]
+        # Unrenewed for 3 s: past a quarter of the lease (2 s), not past the lease (8 s).
+        await redis.xclaim(dead.stream, "workers", "dead", min_idle_time=0, message_ids=held, idle=3000)
+        while_alive = len(await other.lease(living={"dead", "other"}))  # its heartbeat is there: not taken
+        unknown = len(await other.lease())  # nobody counted: only a whole lease frees them
+        adopted = len(await other.lease(living={"other"}))  # its heartbeat went: taken now
+        return while_alive, unknown, adopted
+
+    assert run(redis_url, body) == (0, 0, 2)

@@ -19,7 +19,7 @@ from redis import Redis
 
 from tests.conftest import CLI, CrawlResult, read_report, run_cli, sitemap_locs
 from tests.server import SiteServer
-from tests.shared_crawl import FAST, chain_site, fan_site, finish
+from tests.shared_crawl import FAST, fan_site, finish
 
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 #: A server thread scheduled late on a loaded 2-core machine records an arrival late: one gap
@@ -60,7 +60,7 @@ def shared_crawl(site: SiteServer, out: Path, redis_url: str, *options: str, tim
 
 @pytest.mark.skipif(not LIBFAKETIME.exists() and not os.environ.get("CI"), reason="libfaketime is not installed")
 def test_the_crawl_delay_holds_on_redis_clock_whatever_the_workers_clocks_say(redis_url: str, tmp_path: Path) -> None:
-    site = chain_site(tmp_path, 14, robots(0.5))
+    site = fan_site(tmp_path, 14, robots(0.5))  # all queued at once: every worker gets its share
     logs = [tmp_path / "ahead.log", tmp_path / "behind.log"]
     try:
         # Two workers whose clocks are 2 s ahead and 2 s behind the coordinator's (libfaketime).

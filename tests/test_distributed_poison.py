@@ -60,7 +60,12 @@ def test_a_signed_configuration_of_another_site_is_refused_by_a_worker_given_its
     refused = worker(redis_url, "--url", main.url())
     assert refused.returncode == 1 and f"is of {other.url()}, not of {main.url()}" in refused.stderr
     assert other.paths() == []
-    # The control: a worker given no site joins that crawl, and the other server sees it.
+    # The control: a worker given no site joins that crawl (its coordinator running, as far as the
+    # worker can tell), and the other server sees it.
+    from crawler.distributed.exporter_lock import exporter_key
+
+    with Redis.from_url(redis_url) as redis:
+        redis.set(exporter_key("planted"), "a coordinator", px=60_000)
     joined = worker(redis_url)
     assert joined.returncode == 0, joined.stderr
     assert "/robots.txt" in other.paths()

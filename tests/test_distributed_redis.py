@@ -161,6 +161,7 @@ def test_tls_options_are_checked_before_any_connection(tmp_path: Path, capsys: p
         ("crawl", start, "--distributed", url + "?ssl_cert_reqs=none"): "ssl_cert_reqs",
         ("worker", url, "--redis-ca-file", str(tmp_path)): "is not a readable file",
         ("worker", plain, "--redis-ca-file", str(ca)): "(rediss://)",
+        ("worker", url, "--redis-ca-file", str(ca)): "holds no CA certificate",  # a key, a text: not a CA
     }  # fmt: skip
     for command, message in cases.items():
         code = main([*command, "--out", str(tmp_path / "out")] if command[0] == "crawl" else list(command))

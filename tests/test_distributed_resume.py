@@ -16,7 +16,7 @@ from pathlib import Path
 from redis import Redis
 
 from crawler.distributed.server import PrivateRedis
-from tests.conftest import CLI, crawl, read_report, run_cli, sitemap_locs
+from tests.conftest import CLI, TEST_SECRET, crawl, read_report, run_cli, sitemap_locs
 from tests.shared_crawl import chain_site, fan_site
 
 PAGES = 60
@@ -163,3 +163,17 @@ def test_a_second_coordinator_of_a_running_crawl_is_refused(redis_url: str, tmp_
     assert first.returncode == 0, stderr
     assert len(sitemap_locs(tmp_path / "out", site.url().rstrip("/"))) == 60
     assert Counter(site.paths()).most_common(1)[0][1] == 1  # nothing fetched twice: the keys were kept
+
+
+def test_a_worker_does_not_join_a_crawl_whose_coordinator_is_not_running(redis_url: str) -> None:
+    """A coordinator that failed or was killed leaves its configuration for --resume; a worker
+    that finds it waits for a coordinator (--wait), then says so, rather than fetch for nobody."""
+    from crawler.distributed.config import publish_config
+    from crawler.distributed.exporter_lock import exporter_key
+
+    with Redis.from_url(redis_url) as redis:
+        publish_config(redis, "orphan", {"SITEMAP_START_URL": "http://127.0.0.1:9/"}, TEST_SECRET.encode())
+        redis.delete(exporter_key("orphan"))  # its coordinator is gone
+    joined = run_cli("worker", "--wait", "1", env={"SITEMAP_CRAWLER_DISTRIBUTED": redis_url})
+    assert joined.returncode == 1, joined.stderr
+    assert "has no coordinator running" in joined.stderr and "--resume" in joined.stderr

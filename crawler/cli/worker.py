@@ -35,6 +35,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
     from crawler.distributed.client import connect_sync, redis_failure  # noqa: PLC0415
     from crawler.distributed.config import ConfigRefused, fetch_config  # noqa: PLC0415
+    from crawler.distributed.exporter_lock import exporter_key  # noqa: PLC0415
 
     url = args.redis_url or os.environ.get(env_name("distributed"))
     if not url:
@@ -53,8 +54,12 @@ def run_worker(args: argparse.Namespace) -> int:
     ends = time.monotonic() + max(0.0, args.wait)
     try:
         with connect_sync(url, ca_file) as redis:
-            found = fetch_config(redis, secret)
-            while found is None and time.monotonic() < ends:  # bounded: --wait seconds
+            found, running = fetch_config(redis, secret), False
+            # A crawl whose coordinator is not running (it failed, or was killed and not yet
+            # resumed) has nobody to export what a worker fetches: wait for one, within --wait.
+            while not (running := found is not None and bool(redis.exists(exporter_key(found[0])))):
+                if time.monotonic() >= ends:  # bounded: --wait seconds
+                    break
                 time.sleep(0.1)
                 found = fetch_config(redis, secret)
     except ConfigRefused as error:
@@ -74,6 +79,10 @@ def run_worker(args: argparse.Namespace) -> int:
             f"not of {site_root(normalize_or_raw(args.url))} (--url)",
             file=sys.stderr,
         )
+        return 1
+    if not running:
+        print(f"sitemap-crawler: worker not started: the crawl at {masked_url(url)} has no coordinator running "
+              "(it stopped; `crawl --resume` continues it)", file=sys.stderr)  # fmt: skip
         return 1
     settings = Settings()
     settings.setmodule("settings", priority="project")

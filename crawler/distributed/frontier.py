@@ -110,9 +110,10 @@ class RedisFrontier:
         added, over = await self._offer(keys=[self.seen, self.stream, self.pages], args=arguments)
         return Offered(int(added), [requests[int(position)][1] for position in over])
 
-    async def lease(self, count: int = 16, block_ms: int | None = None) -> list[Lease]:
-        """Up to *count* requests for this worker: expired leases first, then new entries."""
-        taken = await self.entries.take_ours(count, b"r", _request, "a frontier", block_ms=block_ms)
+    async def lease(self, count: int = 16, block_ms: int | None = None, living: set[str] | None = None) -> list[Lease]:
+        """Up to *count* requests for this worker: expired leases first (with *living*, the workers
+        alive, those of dead workers too), then new entries."""
+        taken = await self.entries.take_ours(count, b"r", _request, "a frontier", block_ms=block_ms, living=living)
         return [Lease(entry, request) for entry, request in taken]
 
     async def renew(self, entries: list[str]) -> set[str]:

@@ -6,7 +6,7 @@ room and handed to Scrapy (``wake``). A lease is acknowledged only when
 everything its response produced is safe in Redis: its new requests
 offered, its items pushed to the exporter. A worker that dies at any
 moment loses nothing; what it had leased comes back to another. A live
-worker renews its leases every quarter of the lease time, whatever it
+worker renews its leases every eighth of the lease time, whatever it
 waits for (the site's pace, a slow download), and holds no more than it can
 fetch in half a lease at the site's pace, so only a dead worker's leases go
 to others, and a dead worker costs at most that many re-fetches. While the
@@ -76,6 +76,7 @@ class WorkerLink:
     stopping: bool = False
     live: int = 1  # workers alive in the crawl, counted every few seconds
     counted_at: float = field(default=-1e9)
+    living: set[str] | None = None  # the workers alive at the last count, until leases are next taken
     backlog_at: float = field(default=-1e9)
     backlogged: bool = False  # the exporter is behind: no new leases until it catches up
     renewed_at: float = field(default=-1e9)
@@ -133,9 +134,11 @@ class WorkerLink:
         """One round: items and offers out, acknowledgements, renewals, new leases in. True while busy."""
         await self._flush()
         await self._renew()
+        await self._count_workers()
         room = 0 if await self._backlogged() else await self._room()
         if len(self.leases) < room:
-            for lease in await self.frontier.lease(count=room - len(self.leases)):
+            living, self.living = self.living, None  # the dead's leases are looked for once per count
+            for lease in await self.frontier.lease(count=room - len(self.leases), living=living):
                 self.leases[lease.entry] = _Leased()
                 try:
                     wake(lease)
@@ -179,8 +182,8 @@ class WorkerLink:
                 del self.leases[entry]
 
     async def _renew(self) -> None:
-        """Every quarter of the lease time, the leases held start again: this worker is alive."""
-        if not self.leases or time.monotonic() - self.renewed_at < self.lease_seconds / 4:
+        """Every eighth of the lease time, the leases held start again: this worker is alive."""
+        if not self.leases or time.monotonic() - self.renewed_at < self.lease_seconds / 8:
             return
         self.renewed_at = time.monotonic()
         kept = await self.frontier.renew(list(self.leases))
@@ -201,6 +204,13 @@ class WorkerLink:
                             self.max_backlog)  # fmt: skip
         return self.backlogged
 
+    async def _count_workers(self) -> None:
+        """Every few seconds: how many workers are alive, and who (their heartbeats)."""
+        if time.monotonic() - self.counted_at >= min(5.0, self.lease_seconds / 4):
+            self.counted_at = time.monotonic()
+            states = await self.workers.alive()
+            self.live, self.living = max(1, len(states)), {state.name for state in states} | {self.name}
+
     async def _room(self) -> int:
         """How many leases to hold: :attr:`room`, or fewer at a site's pace: this worker's share of
         the downloads in flight and one more (waiting for its turn), and never more than its share
@@ -210,9 +220,6 @@ class WorkerLink:
         interval, in_flight = pace if pace is not None else (0.0, 1)  # not known yet: as if one at a time
         if pace is not None and interval <= 0:
             return self.room
-        if time.monotonic() - self.counted_at >= min(5.0, self.lease_seconds / 4):
-            self.counted_at = time.monotonic()
-            self.live = max(1, len(await self.workers.alive()))
         share = -(-max(1, in_flight) // self.live) + 1
         if interval <= 0:
             return max(1, min(self.room, share))

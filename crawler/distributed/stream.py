@@ -60,17 +60,21 @@ class LeasedStream:
                 raise
 
     async def take(
-        self, count: int, block_ms: int | None = None, after: str | None = None
+        self, count: int, block_ms: int | None = None, after: str | None = None, living: set[str] | None = None
     ) -> list[tuple[str, dict[Any, Any]]]:
         """Up to *count* (entry id, fields): expired leases first, then new entries; or with
         *after*, the entries this consumer itself holds past that id (its own history: what it
-        had taken when it died, read back at once under the same name)."""
+        had taken when it died, read back at once under the same name). With *living* (the
+        consumers known alive), the leases of the others are taken too once they have gone
+        unrenewed for a quarter of the lease: a dead consumer's, without waiting a whole lease."""
         entries: list[tuple[Any, Any]] = []
         if after is None:
             claimed = await self.redis.xautoclaim(
                 self.key, self.group, self.consumer, min_idle_time=self.lease_ms, start_id="0-0", count=count
             )
             entries = list(claimed[1])
+            if living is not None and len(entries) < count:
+                entries += await self._adopt(living, count - len(entries))
             self.reclaimed += len(entries)
         else:
             read_own: Any = await self.redis.xreadgroup(self.group, self.consumer, {self.key: after}, count=count)
@@ -88,15 +92,38 @@ class LeasedStream:
         self.last_read = taken[-1][0] if taken else None
         return taken
 
+    async def _adopt(self, living: set[str], count: int) -> list[tuple[Any, Any]]:
+        """Up to *count* entries of consumers not in *living*, idle for a quarter of the lease
+        (a live one renews more often), claimed by this one (XCLAIM checks the idle time again,
+        so two consumers adopting at once never both get an entry)."""
+        idle, adopted = self.lease_ms // 4, list[tuple[Any, Any]]()
+        for consumer in await self.redis.xinfo_consumers(self.key, self.group):
+            raw = consumer.get("name")
+            name = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            if name == self.consumer or name in living or not consumer.get("pending"):
+                continue
+            pending = await self.redis.xpending_range(
+                self.key, self.group, min="-", max="+", count=count - len(adopted), consumername=name, idle=idle
+            )
+            ids: list[Any] = [entry["message_id"] for entry in pending]
+            if ids:
+                claimed: Any = await self.redis.xclaim(
+                    self.key, self.group, self.consumer, min_idle_time=idle, message_ids=ids
+                )
+                adopted += [entry for entry in claimed if entry[1] is not None]
+            if len(adopted) >= count:
+                break
+        return adopted
+
     async def take_ours(
         self, count: int, field: bytes | None, read: Callable[[object], T], kind: str, *,
-        block_ms: int | None = None, after: str | None = None,
+        block_ms: int | None = None, after: str | None = None, living: set[str] | None = None,
     ) -> list[tuple[str, T]]:  # fmt: skip
         """Up to *count* (entry id, *read* of its *field*, or of all its fields when *field* is
         ``None``), as :meth:`take` gives them. An entry *read* refuses (not ours: whatever it
         raises) is removed from the stream, never used."""
         taken, refused = [], []
-        for entry, fields in await self.take(count, block_ms, after):
+        for entry, fields in await self.take(count, block_ms, after, living):
             try:
                 taken.append((entry, read(fields if field is None else fields.get(field))))
             except Exception as error:  # noqa: BLE001 - whatever an entry makes *read* raise, it is not ours
