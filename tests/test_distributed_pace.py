@@ -210,7 +210,7 @@ def test_a_worker_asked_to_stop_hands_its_leases_back_at_once(redis_url: str, tm
     [result] = result_box
     assert result.code == 0, result.process.stderr
     assert held >= 1 and len(result.listed) == 40  # nothing lost
-    assert "Handed" in logs[0].read_text()
+    # (It may have had none left by the time its downloads in flight were done: the gap says it.)
     times = sorted(hit.time for hit in site.hits)
     # Waiting for the stopped worker's leases to lapse would leave the site idle for most of a lease.
     longest = max(later - earlier for earlier, later in itertools.pairwise(times))
