@@ -100,7 +100,7 @@ MUTANTS = [
     Mutant("a queued URL no request can be made of is refused", "crawler/distributed/codec.py",
            "        _ = parts.port  # a port out of range raises here\n", "", ("tests/test_distributed_frontier.py",)),
     Mutant("a live worker renews its leases", "crawler/distributed/link.py",
-           "        if not self.leases or time.monotonic() - self.renewed_at < self.lease_seconds / 4:",
+           "        if not self.leases or time.monotonic() - self.renewed_at < self.lease_seconds / 8:",
            "        if True:", (f"{PACE}::test_a_live_worker_waiting_for_the_pace_keeps_its_leases",)),
     Mutant("a worker asked to stop hands its leases back", "crawler/distributed/link.py",
            "        await self.frontier.hand_back(rest)\n", "",
