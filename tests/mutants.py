@@ -159,7 +159,7 @@ MUTANTS = [
     Mutant("the preflight sends no credentials on a robots.txt hop off staging", "crawler/audit/preflight.py",
            "headers=headers if site_root(url) == root else {})", "headers=headers)", (CREDENTIALS,)),
     Mutant("the preflight follows robots.txt redirects as the crawl does", "crawler/audit/preflight.py",
-           "for _ in range(_ROBOTS_REDIRECTS + 1):", "for _ in range(1):", (CREDENTIALS,)),
+           "for _ in range(MAX_ROBOTS_REDIRECTS + 1):", "for _ in range(1):", (CREDENTIALS,)),
     Mutant("the audit reads no robots.txt sitemap on another origin", "crawler/audit/sources.py",
            "if not scope.contains(staging):", "if False:", (CREDENTIALS,)),
     Mutant("scope keeps an audit off other origins", "crawler/scope.py",
