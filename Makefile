@@ -36,13 +36,15 @@ test: lint test-tools
 mutants: install test-tools
 	$(BIN)/python tests/mutants.py
 
-# The audit report's browser test drives Debian's Chromium through its WebDriver; the
+# The audit report's browser test drives Debian's Chromium through its WebDriver, --render
+# drives Debian's chromium-headless-shell through Playwright; the
 # container tests build and run the image with podman on a Debian 12 base made here
 # (.ci/podman-setup). Installed when missing and apt can run (root); without them those
 # tests are skipped with the reason (under CI=true they fail instead).
-TEST_PACKAGES := chromium chromium-driver podman buildah runc debootstrap uidmap redis-server faketime
+TEST_PACKAGES := chromium chromium-driver chromium-headless-shell podman buildah runc debootstrap uidmap redis-server faketime
 test-tools:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v podman >/dev/null \
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
+	  && command -v chromium-headless-shell >/dev/null && command -v podman >/dev/null \
 	  && command -v debootstrap >/dev/null && command -v redis-server >/dev/null && command -v faketime >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES); } || \

@@ -51,6 +51,8 @@ class PageFacts:
     anchors: dict[str, str] = field(default_factory=dict)  # link clicked to -> its anchor text (not <link>s)
     response_ms: int | None = None  # Scrapy's download_latency: until the response headers arrived
     body_bytes: int | None = None  # the body, decompressed; Content-Length when it was not downloaded
+    #: With --render: whether the page was rendered, why, and what rendering changed (SPEC S9).
+    render: dict[str, Any] | None = None
     #: Things worth knowing about a listed URL (a video left out, ...).
     notes: list[str] = field(default_factory=list)
     # For scheduled runs (SPEC S6): what changed, and how to ask again cheaply.

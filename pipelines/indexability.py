@@ -48,6 +48,8 @@ class FetchOutcomePipeline(_RulePipeline):
         status = item.status or 0
         if 300 <= status < 400:
             raise Excluded(Reason.REDIRECT, item.detail or f"{status} -> {item.redirect_to or '(no Location)'}")
+        if item.redirect_to:  # a script navigated away while the page was rendered
+            raise Excluded(Reason.REDIRECT, item.detail or f"-> {item.redirect_to}")
         if status != 200:
             raise Excluded(Reason.STATUS, str(status))
         return item
@@ -78,7 +80,7 @@ class NoindexPipeline(_RulePipeline):
 
     def process_item(self, item: PageFacts) -> PageFacts:
         if "noindex" in item.robots:
-            raise Excluded(Reason.NOINDEX, ", ".join(sorted(item.robots)))
+            raise Excluded(Reason.NOINDEX, ", ".join(sorted(item.robots)) + _by_script(item, "noindex"))
         return item
 
 
@@ -87,5 +89,10 @@ class CanonicalPipeline(_RulePipeline):
 
     def process_item(self, item: PageFacts) -> PageFacts:
         if item.canonical and item.canonical != item.url:
-            raise Excluded(Reason.CANONICALISED, f"-> {item.canonical}")
+            raise Excluded(Reason.CANONICALISED, f"-> {item.canonical}" + _by_script(item, "canonical"))
         return item
+
+
+def _by_script(item: PageFacts, what: str) -> str:
+    """`` (set by script)`` when only the rendered page said *what* (Google's renderer sees it too)."""
+    return " (set by script)" if item.render and item.render.get(what) else ""

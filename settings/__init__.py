@@ -106,6 +106,9 @@ EXTENSIONS_BASE = {
 # generator; the spider sets depth and priority itself, never copies meta, allows every status.
 SPIDER_MIDDLEWARES_BASE: dict[str, int] = {}
 DOWNLOADER_MIDDLEWARES = {
+    # First in the request order, last in the response order: a page is rendered (--render) once
+    # retries, backoff and decompression are done with it.
+    "crawler.downloadermiddlewares.render.RenderMiddleware": 40,
     "crawler.downloadermiddlewares.scope.ScopeMiddleware": 50,
     "crawler.downloadermiddlewares.robotstxt.SiteRobotsTxtMiddleware": 100,
     "crawler.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 120,
@@ -195,6 +198,12 @@ SITEMAP_DELTA = False  # new and changed URLs go to a delta sitemap until the ne
 SITEMAP_DELTA_ROTATE = 7  # runs between full generations (the delta merges back then)
 SITEMAP_REMOVALS_PATH = None  # default: <output dir>.removals.jsonl beside it
 SITEMAP_OVERWRITE_FOREIGN = False  # replace files in the output folder that no manifest of ours lists
+# Sites built by JavaScript (SPEC S9).
+SITEMAP_RENDER = "never"  # never, auto (app shells and pages with the site's own scripts) or always
+SITEMAP_RENDER_PAGES = 4  # responses in or waiting for the browser at once
+SITEMAP_RENDER_WAIT_BUDGET = 5.0  # seconds of virtual time a page's timers may run
+SITEMAP_RENDER_ALLOW_ORIGINS: list[str] = []  # e.g. an asset CDN whose scripts must run
+SITEMAP_CHROMIUM = None  # default: Debian's chromium-headless-shell on PATH
 SITEMAP_INDEXNOW_ENDPOINT = None  # e.g. https://api.indexnow.org/indexnow; off unless set with a key
 SITEMAP_INDEXNOW_KEY = None
 SITEMAP_INDEXNOW_KEY_LOCATION = None  # default: <site root>/<key>.txt

@@ -25,6 +25,7 @@ from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.checks import beside, check_paths
 from settings.distributed import Distributed, read_distributed
+from settings.render import Render, read_render
 from settings.staging import Audit, read_audit
 from settings.values import check_numbers, no_credentials, number, strings, whole_number
 
@@ -89,6 +90,7 @@ class SitemapConfig:
     update_remove: tuple[str, ...]
     audit: Audit
     distributed: Distributed | None
+    render: Render
 
     @property
     def updating(self) -> bool:
@@ -188,6 +190,7 @@ class SitemapConfig:
             ),
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
+            render=read_render(settings, start_url),
         )
         check_numbers(scrapy_settings)  # Scrapy's own numbers, and those only a worker reads
         check_paths(config)

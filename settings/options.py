@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES"]
+__all__ = ["EXTENDING", "OPTION_SETTINGS", "PROFILES", "RENDER_MODES"]
+
+#: --render: whether pages run their JavaScript in Chromium (SPEC S9).
+RENDER_MODES = ("never", "auto", "always")
 
 # Options that map one-to-one onto a setting: option dest -> setting name.
 OPTION_SETTINGS = {
@@ -77,6 +80,11 @@ OPTION_SETTINGS = {
     "shared_secret_file": "SITEMAP_SHARED_SECRET_FILE",
     "insecure_redis": "SITEMAP_INSECURE_REDIS",
     "redis_ca_file": "SITEMAP_REDIS_CA_FILE",
+    "render": "SITEMAP_RENDER",
+    "render_pages": "SITEMAP_RENDER_PAGES",
+    "render_wait_budget": "SITEMAP_RENDER_WAIT_BUDGET",
+    "render_allow_origin": "SITEMAP_RENDER_ALLOW_ORIGINS",
+    "chromium": "SITEMAP_CHROMIUM",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

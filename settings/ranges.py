@@ -62,6 +62,9 @@ RANGES: dict[str, Range] = {
     "SITEMAP_IDLE_GRACE": Range(0.1, 600, "seconds", whole=False),
     "SITEMAP_SHARED_DELAY": Range(0, 600, "seconds", whole=False),
     "SITEMAP_SHARED_MAX_PAGES": Range(0, _PAGES, "pages"),
+    # Rendering: pages in the browser at once (each a Chromium renderer, ~50-100 MB), virtual time.
+    "SITEMAP_RENDER_PAGES": Range(1, 32, "pages"),
+    "SITEMAP_RENDER_WAIT_BUDGET": Range(0.1, 120, "seconds", whole=False),
     # The staging audit.
     "SITEMAP_AUDIT_DEEP_THRESHOLD": Range(0, 10_000, "clicks"),
     "SITEMAP_SAME_LASTMOD_SHARE": Range(50, 100, "percent"),  # a majority, or it is no pattern

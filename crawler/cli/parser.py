@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import cache
 
+from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
 from crawler.cli.usage import Parser, UsageError
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
@@ -329,6 +330,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--distributed", metavar="REDIS_URL", help="share the crawl through Redis: workers join with `worker`"
     )
     parser.add_argument("--workers", type=int, metavar="N", help="crawl with N local processes through Redis")
+    add_render_options(parser)
     add_redis_safety(parser)
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="set any Scrapy/SITEMAP_ setting"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from crawler.cli.rendering import add_chromium_option
+
 __all__ = ["add_redis_safety", "add_worker_command"]
 
 WORKER_EXAMPLE = """\
@@ -52,5 +54,6 @@ def add_worker_command(commands: Any) -> None:
     worker.add_argument("--wait", type=float, default=30.0, metavar="SECONDS", help="how long to wait for a crawl (30)")
     worker.add_argument("--url", metavar="URL", help="refuse to join unless the crawl is of this site")
     add_redis_safety(worker)
+    add_chromium_option(worker)
     worker.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
     worker.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")

@@ -93,6 +93,7 @@ def run_worker(args: argparse.Namespace) -> int:
     settings.set("SITEMAP_REDIS_CA_FILE", ca_file, priority="cmdline")
     settings.set("SITEMAP_SHARED_SECRET_FILE", secret_file, priority="cmdline")  # it seals what this worker writes
     settings.set("SITEMAP_CRAWL_ID", crawl, priority="cmdline")
+    settings.set("SITEMAP_CHROMIUM", args.chromium or os.environ.get(env_name("chromium")), priority="cmdline")
     settings.set("SITEMAP_ROLE", "worker", priority="cmdline")
     settings.set("SITEMAP_PROGRESS", False, priority="cmdline")
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")

@@ -66,6 +66,10 @@ SHARED_OPTIONS: dict[str, str] = {
     "SITEMAP_STATE": "bool",
     "SITEMAP_LEASE_SECONDS": "float",
     "SITEMAP_IDLE_GRACE": "float",
+    "SITEMAP_RENDER": "str",
+    "SITEMAP_RENDER_PAGES": "int",
+    "SITEMAP_RENDER_WAIT_BUDGET": "float",
+    "SITEMAP_RENDER_ALLOW_ORIGINS": "list",
 }
 _MAX_TEXT = 8192
 _MAX_LIST = 10_000

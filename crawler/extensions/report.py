@@ -127,6 +127,8 @@ class CrawlReport:
             line["alternates"] = len(item.alternates)
             if item.news:
                 line["news"] = item.news.publication_date
+        if item.render is not None:
+            line["render"] = item.render
         if item.notes:
             line["notes"] = item.notes
         self._write(line)

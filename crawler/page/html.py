@@ -17,14 +17,16 @@ from crawler.page.images import largest_srcset_candidate
 from crawler.page.structured import parse_json_ld
 from crawler.urls import resolve_link
 
-__all__ = ["HtmlVideo", "PageHtml", "parse_html"]
+__all__ = ["HtmlVideo", "PageHtml", "html_parser", "parse_html"]
 
 # rel values of <link> that point at other pages of the site (SPEC S2).
 _FOLLOW_LINK_RELS = frozenset({"next", "prev", "previous", "alternate"})
 _PARSERS: dict[str, etree.HTMLParser] = {}
 
 
-def _parser(encoding: str) -> etree.HTMLParser:
+def html_parser(encoding: str) -> etree.HTMLParser:
+    """The shared lxml parser for bytes in *encoding* (a Python codec name)."""
+    encoding = _codec_name(encoding)
     parser = _PARSERS.get(encoding)
     if parser is None:
         # No network, no entities, comments dropped: only structure is needed.
@@ -84,7 +86,7 @@ def parse_html(
     """
     page = PageHtml(base_url=url)
     try:
-        root = etree.fromstring(body, _parser(_codec_name(encoding)))
+        root = etree.fromstring(body, html_parser(encoding))
     except (etree.XMLSyntaxError, ValueError):
         return page
     if root is None:

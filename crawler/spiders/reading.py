@@ -19,9 +19,11 @@ from crawler.items import PageFacts
 from crawler.page.headers import is_html, last_modified, link_header_alternates, link_header_targets, robots_directives
 from crawler.page.html import PageHtml, parse_html
 from crawler.page.media import collect_media
+from crawler.page.rendered import with_rendered
 from crawler.page.structured import modified_time
 from crawler.protocol import to_w3c
 from crawler.reasons import Reason
+from crawler.render.browser import Rendered
 from crawler.state.lastmod import not_after
 from crawler.stats import Stat
 from crawler.urls import normalize_or_raw, normalize_url, resolve_link
@@ -96,6 +98,8 @@ class ResponseReader:
             redirect_chain=response.meta.get("redirect_chain", []),
             last_modified=last_modified(_header(response, b"Last-Modified"), _header(response, b"Date")),
         )
+        if (render := response.meta.get("render")) is not None:
+            facts.render = dict(render)
         if self.audit:
             facts.response_ms, facts.body_bytes = measures(response)
         if self.digest:
@@ -119,6 +123,10 @@ class ResponseReader:
         body, body_encoding, encoding = html_source(response)
         ignore = self.config.fingerprint_ignore if self.digest else None
         page = parse_html(body, response.url, body_encoding, ignore, anchors=self.audit)
+        raw_page, rendered = page, response.meta.get("rendered")
+        if isinstance(rendered, Rendered) and rendered.html is not None and facts.render is not None:
+            shown = parse_html(rendered.html.encode("utf-8"), response.url, "utf-8", ignore, anchors=self.audit)
+            page, facts.render["links_added"] = with_rendered(page, shown)
         if self.hosts is not None:
             page.links = [self.staging(link) for link in page.links]
             page.canonicals = [self.staging(link) for link in page.canonicals]
@@ -141,6 +149,10 @@ class ResponseReader:
         link_headers = _headers(response, b"Link")
         self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))
         facts.robots = robots_directives(page.meta, header_robots, self.config.robots_token, self.ignored)
+        if isinstance(rendered, Rendered) and page is not raw_page:
+            self.script_changes(
+                facts, raw_page, page, header_robots=header_robots, encoding=encoding, rendered=rendered
+            )
         canonical_headers = [self.staging(c) for c in link_header_targets(link_headers, response.url, "canonical")]
         canonicals = canonical_headers + page.canonicals
         normal = {normalize_or_raw(c, encoding, self.config.strip_params) for c in canonicals}
@@ -149,6 +161,28 @@ class ResponseReader:
         elif len(normal) > 1:
             # Conflicting canonicals are ignored by search engines.
             self.crawler.stats.inc_value(Stat.CANONICAL_CONFLICT)
+
+    def script_changes(
+        self,
+        facts: PageFacts,
+        raw: PageHtml,
+        shown: PageHtml,
+        *,
+        header_robots: list[str],
+        encoding: str,
+        rendered: Rendered,
+    ) -> None:
+        """What only the page's scripts said: a noindex, a canonical, a navigation (a redirect)."""
+        assert facts.render is not None
+        raw_robots = robots_directives(raw.meta, header_robots, self.config.robots_token, self.ignored)
+        if "noindex" in facts.robots and "noindex" not in raw_robots:
+            facts.render["noindex"] = "set by script"
+        if shown.canonicals != raw.canonicals and shown.canonicals:
+            facts.render["canonical"] = "set by script"
+        if rendered.navigated_to:
+            target = normalize_or_raw(self.staging(rendered.navigated_to), encoding, self.config.strip_params)
+            facts.redirect_to, facts.render["navigated_to"] = target, target
+            facts.detail = f"script navigation to {target}"
 
     def add_media(
         self, facts: PageFacts, page: PageHtml, encoding: str, header_alternates: list[tuple[str, str]]

@@ -1,0 +1,209 @@
+"""``--render``: a page's response goes through Chromium before the spider reads it (SPEC S9).
+
+Scrapy downloaded the page with every rule (robots.txt, scope, redirects,
+status, size, politeness); here, on the way back, a 200 HTML page that needs
+it is rendered from that very body. Every request the page makes is fetched
+by Scrapy too, through :meth:`ExecutionEngine.download_async`: the same
+downloader middlewares (scope, robots.txt, staging access, backoff, the
+User-Agent) and the same download slot, so it counts against the site's
+concurrency and delay. Redirects of those fetches are followed here, hop by
+hop, each hop a new request through the same rules.
+
+Rendering here, not in the spider's callback, bounds the pages waiting for
+the browser: a response held here holds its place among Scrapy's
+CONCURRENT_REQUESTS, so the crawl cannot download the site ahead of the
+browser. ``--render-pages`` is how many render at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import TextResponse
+from scrapy.http.request import NO_CALLBACK
+
+from crawler.context import config_of
+from crawler.page.headers import is_html, robots_directives
+from crawler.reasons import OutOfScope, RobotsDisallowed
+from crawler.render.browser import Chromium, Fulfilment, Refused, Rendered
+from crawler.render.guard import BrowserRequest, refusal
+from crawler.render.signs import ALWAYS, render_signs
+from crawler.signals import url_warning
+from crawler.spiders.reading import html_source
+from crawler.urls import resolve_link, site_root
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from settings.config import SitemapConfig
+
+__all__ = ["RenderMiddleware"]
+
+#: Request headers of the page's script passed on to Scrapy: what an API may answer by. Cookies,
+#: credentials and the browser's own identity are not (Scrapy sends the crawler's).
+_PASSED_HEADERS = frozenset({"accept", "accept-language", "content-type", "x-requested-with"})
+_CACHE_BYTES = 64 * 1024 * 1024  # scripts and data shared by the pages of a site, fetched once
+
+
+class RenderMiddleware:
+    def __init__(self, crawler: Crawler, config: SitemapConfig) -> None:
+        self.crawler = crawler
+        self.config = config
+        render = config.render
+        self.mode = render.mode
+        self.roots = frozenset({site_root(config.start_url), *render.allow_origins})
+        self.allowed = frozenset(render.allow_origins)
+        self.browser = Chromium(
+            render.chromium, str(crawler.settings.get("USER_AGENT")), render.wait_budget, self.roots
+        )
+        self.slots = asyncio.Semaphore(render.pages)
+        self.cache: OrderedDict[str, Fulfilment] = OrderedDict()
+        self.cached_bytes = 0
+        self.pending: dict[str, asyncio.Future[Fulfilment | Refused]] = {}
+        self.reported: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = config_of(crawler)
+        if not config.render.enabled:
+            raise NotConfigured("--render never")
+        middleware = cls(crawler, config)
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        return middleware
+
+    async def spider_closed(self) -> None:
+        self.crawler.stats.set_value("render/browser_launches", self.browser.launches)
+        await self.browser.close()
+
+    # -- the page -------------------------------------------------------------
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        if not request.meta.get("page") or response.status != 200 or not isinstance(response, TextResponse):
+            return response
+        content_type = response.headers.get(b"Content-Type")
+        if "download_stopped" in response.flags or not is_html((content_type or b"").decode("latin-1")):
+            return response
+        body, encoding, _ = html_source(response)
+        raw = render_signs(body, response.url, encoding, self.allowed)
+        header_robots = [value.decode("latin-1") for value in response.headers.getlist(b"X-Robots-Tag")]
+        directives = robots_directives(
+            raw.meta, header_robots, self.config.robots_token, self.config.audit.ignored_directives
+        )
+        why = [ALWAYS] if self.mode == ALWAYS else raw.signs
+        stats = self.crawler.stats
+        if "noindex" in directives or not why:
+            skipped = "raw-noindex" if "noindex" in directives else "no-sign"
+            stats.inc_value(f"render/skipped/{skipped}")
+            request.meta["render"] = {"rendered": False, "skipped": skipped}
+            return response
+        headers = {
+            name.decode("latin-1"): (response.headers.get(name) or b"").decode("latin-1") for name in response.headers
+        }
+        async with self.slots:
+            rendered = await self.browser.render(response.url, headers, response.body, self.fetch)
+        self.account(rendered, response.url)
+        if rendered.html is None:
+            stats.inc_value("render/failed")
+            request.meta["render"] = {"rendered": False, "skipped": f"failed: {rendered.error}"}
+            return response
+        stats.inc_value("render/rendered")
+        request.meta["render"] = {"rendered": True, "why": why}
+        request.meta["rendered"] = rendered
+        return response
+
+    def account(self, rendered: Rendered, page: str) -> None:
+        stats = self.crawler.stats
+        for kind, count in rendered.aborted.items():
+            stats.inc_value(f"render/aborted/{kind}", count)
+        for url, why in rendered.refused:
+            stats.inc_value("render/refused")
+            if url in self.reported or len(self.reported) >= self.config.max_not_requested:
+                continue
+            self.reported.add(url)
+            self.crawler.signals.send_catch_log(
+                signal=url_warning, url=url, code="render-fetch", detail=f"{why} (asked by {page})"
+            )
+
+    # -- what the page asks for -----------------------------------------------
+
+    async def fetch(self, wanted: BrowserRequest) -> Fulfilment | Refused:
+        """*wanted*, through Scrapy: from the cache, or joined to the same fetch under way."""
+        key = f"{wanted.method.upper()} {wanted.url}"
+        if (hit := self.cache.get(key)) is not None:
+            self.cache.move_to_end(key)
+            self.crawler.stats.inc_value("render/cache_hit")
+            return hit
+        if (under_way := self.pending.get(key)) is not None:
+            return await asyncio.shield(under_way)
+        future: asyncio.Future[Fulfilment | Refused] = asyncio.get_running_loop().create_future()
+        self.pending[key] = future
+        answer: Fulfilment | Refused = Refused("not fetched: the crawl stopped")
+        try:
+            answer = await self.download(wanted)
+        finally:
+            del self.pending[key]
+            future.set_result(answer)
+        if isinstance(answer, Fulfilment):
+            self.remember(key, answer)
+        return answer
+
+    async def download(self, wanted: BrowserRequest) -> Fulfilment | Refused:
+        """One fetch, its redirects followed hop by hop: each hop passes the guard and Scrapy's rules."""
+        assert self.crawler.engine is not None
+        headers = {name: value for name, value in wanted.headers if name.lower() in _PASSED_HEADERS}
+        url = wanted.url
+        for _ in range(self.config.max_redirects + 1):
+            request = Request(
+                url,
+                method=wanted.method.upper(),
+                headers=headers,
+                callback=NO_CALLBACK,
+                meta={"render_fetch": wanted.page, "allow_offsite": site_root(url) in self.allowed},
+            )
+            self.crawler.stats.inc_value("render/fetched")
+            try:
+                response = await self.crawler.engine.download_async(request)
+            except RobotsDisallowed:
+                return Refused("disallowed by robots.txt")
+            except OutOfScope:
+                return Refused("off scope")
+            except IgnoreRequest as error:
+                return Refused(f"not fetched: {error}")
+            except Exception as error:  # noqa: BLE001 - a network error: the page goes without it
+                return Refused(f"fetch failed: {type(error).__name__}")
+            location = response.headers.get(b"Location")
+            if not (300 <= response.status < 400 and location):
+                return Fulfilment(response.status, _headers(response), response.body)
+            target = resolve_link(response.url, location.decode("latin-1"))
+            if target is None:
+                return Refused(f"redirect to an unusable Location from {url}")
+            why = refusal(BrowserRequest(target, wanted.method, wanted.resource_type), self.roots)
+            if why is not None:
+                return Refused(f"redirect from {url} to {target}: {why}")
+            url = target
+        return Refused(f"more than {self.config.max_redirects} redirects")
+
+    def remember(self, key: str, answer: Fulfilment) -> None:
+        """Keep a successful answer for the other pages, unless the site says not to store it."""
+        no_store = "no-store" in answer.headers.get("cache-control", "").lower()
+        if answer.status != 200 or no_store or len(answer.body) > _CACHE_BYTES // 8:
+            return
+        self.cache[key] = answer
+        self.cached_bytes += len(answer.body)
+        while self.cached_bytes > _CACHE_BYTES and self.cache:
+            _, old = self.cache.popitem(last=False)
+            self.cached_bytes -= len(old.body)
+
+
+def _headers(response: Response) -> dict[str, Any]:
+    return {
+        name.decode("latin-1").lower(): b", ".join(response.headers.getlist(name)).decode("latin-1")
+        for name in response.headers
+    }
