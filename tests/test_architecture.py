@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.server import SiteServer
 
 ROOT = Path(__file__).parent.parent
-PURE_PACKAGES = ("audit", "distributed", "page", "sitemaps", "state", "validate", "services")
+PURE_PACKAGES = ("audit", "distributed", "page", "render", "sitemaps", "state", "validate", "services")
 PURE_MODULES = (
     "hostmap", "items", "modes", "pace", "protocol", "request_fingerprinter", "results", "robots_rules", "scope",
     "signals", "urls",
@@ -57,4 +57,6 @@ def test_each_command_imports_only_what_it_needs(server: SiteServer, tmp_path: P
     crawl = imported_by("crawl", server.url("/about.html"), "--out", str(tmp_path / "out"), "--delay", "0",
                         "--max-pages", "1", "--no-state", "-q")  # fmt: skip
     assert "scrapy" in crawl  # the probe sees a real crawl's imports
-    assert not crawl & {"redis", "aiohttp", "boto3", "botocore"}, crawl & {"redis", "aiohttp", "boto3"}
+    # Playwright and its greenlet only when a page is rendered (--render), never for a plain crawl.
+    heavy = {"redis", "aiohttp", "boto3", "botocore", "playwright", "greenlet"}
+    assert not crawl & heavy, crawl & heavy

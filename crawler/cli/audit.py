@@ -13,12 +13,14 @@ import logging
 import sqlite3
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from scrapy.settings import Settings
 
+from crawler.audit.analysis import NotFoundPage
 from crawler.audit.build import build_report
 from crawler.audit.changes import PreviousAudit
 from crawler.audit.existing import ExistingSitemaps, read_existing
@@ -181,7 +183,7 @@ def _audit(
             hosts=config.audit.hosts,
             deep_threshold=config.audit.deep_threshold,
             blockers=checked.blockers,
-            not_found=checked.not_found,
+            not_found=_comparable(checked.not_found, config),
             existing=existing,
         )
     finally:
@@ -195,3 +197,12 @@ def _audit(
     return print_summary(
         report, gate[0], out=out, seconds=seconds, preview=preview, json_logs=config.log_format == "json"
     )
+
+
+def _comparable(not_found: NotFoundPage | None, config: SitemapConfig) -> NotFoundPage | None:
+    """The not-found probe, fetched raw: with --render its fingerprint is that of the app shell,
+    which every unrendered page shares (one a script navigated away from), so only its status
+    and title are compared; rendered pages that say "not found" are still told by their title."""
+    if not_found is None or not config.render.enabled:
+        return not_found
+    return replace(not_found, digest=None)

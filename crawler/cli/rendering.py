@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from settings.options import RENDER_MODES
-from settings.ranges import option_type
 
 __all__ = ["add_chromium_option", "add_render_options"]
 
@@ -18,13 +17,13 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--render-pages",
-        type=option_type("SITEMAP_RENDER_PAGES"),
+        type=int,
         metavar="N",
         help="pages in or waiting for the browser at once (4)",
     )
     parser.add_argument(
         "--render-wait-budget",
-        type=option_type("SITEMAP_RENDER_WAIT_BUDGET"),
+        type=float,
         metavar="SECONDS",
         help="virtual time a page's scripts and timers may run (5)",
     )

@@ -73,7 +73,7 @@ class RenderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = config_of(crawler)
         if not config.render.enabled:
-            raise NotConfigured("--render never")
+            raise NotConfigured
         middleware = cls(crawler, config)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware

@@ -1,0 +1,119 @@
+"""The pure rules of rendering: which pages need the browser, which of their requests may be
+fetched, how the rendered page joins the raw one, and the settings' checks."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+
+from crawler.page.html import parse_html
+from crawler.page.rendered import with_rendered
+from crawler.render.guard import BrowserRequest, refusal
+from crawler.render.signs import render_signs
+from settings.render import read_render
+from tests.conftest import run_cli
+
+PAGE = "https://shop.example/catalogue"
+ROOTS = frozenset({"https://shop.example/", "https://cdn.example/"})
+
+
+@pytest.mark.parametrize(
+    ("html", "signs"),
+    [
+        ('<div id="root"></div><a href="/x">x</a>', ["empty-app-root"]),
+        ('<div id="__next">  </div><a href="/x">x</a>', ["empty-app-root"]),
+        ('<app-root></app-root><a href="/x">x</a>', ["empty-app-root"]),
+        ('<div id="root"><p>server-rendered</p></div><a href="/x">x</a>', []),
+        ("<p>no link at all</p>", ["no-links"]),
+        ('<noscript>You need to enable JavaScript to run this app.</noscript><a href="/x">x</a>', ["noscript"]),
+        ('<noscript><img src="/pixel.gif"></noscript><a href="/x">x</a>', []),
+        ('<a href="/x">x</a><script src="/static/app.js"></script>', ["own-script"]),
+        ('<a href="/x">x</a><script src="https://shop.example/app.js"></script>', ["own-script"]),
+        ('<a href="/x">x</a><script src="https://cdn.example/app.js"></script>', ["own-script"]),  # allowed CDN
+        ('<a href="/x">x</a><script src="https://tracker.example/t.js"></script>', []),
+        ('<a href="/x">x</a><script>inline()</script>', []),
+        ('<base href="https://tracker.example/"><a href="/x">x</a><script src="t.js"></script>', []),
+    ],
+)
+def test_the_signs_of_a_page_built_by_script(html: str, signs: list[str]) -> None:
+    body = f"<html><head></head><body>{html}</body></html>".encode()
+    assert render_signs(body, PAGE, "utf-8", {"https://cdn.example/"}).signs == signs
+
+
+def test_the_raw_meta_is_read_for_a_raw_noindex() -> None:
+    raw = render_signs(b'<html><head><meta name="ROBOTS" content="noindex"></head></html>', PAGE, "utf-8")
+    assert raw.meta == {"robots": ["noindex"]}
+    assert render_signs(b"", PAGE, "utf-8").signs == []
+
+
+@pytest.mark.parametrize(
+    ("url", "method", "kind", "why"),
+    [
+        ("https://shop.example/app.js", "GET", "script", None),
+        ("https://shop.example/api/nav.json", "GET", "fetch", None),
+        ("https://shop.example/api/nav.json", "get", "xhr", None),
+        ("https://shop.example/frame.html", "GET", "document", None),
+        ("https://shop.example/site.css", "HEAD", "stylesheet", None),
+        ("https://cdn.example/bundle.js", "GET", "script", None),
+        ("https://shop.example/logo.png", "GET", "image", "resource type image"),
+        ("https://shop.example/font.woff2", "GET", "font", "resource type font"),
+        ("https://shop.example/clip.mp4", "GET", "media", "resource type media"),
+        ("https://shop.example/beacon", "POST", "ping", "resource type ping"),
+        ("https://shop.example/api/cart", "POST", "fetch", "method POST"),
+        ("https://shop.example/api/cart", "DELETE", "xhr", "method DELETE"),
+        ("https://tracker.example/t.js", "GET", "script", "off scope"),
+        ("http://shop.example/app.js", "GET", "script", "off scope"),  # another scheme
+        ("https://shop.example:8443/app.js", "GET", "script", "off scope"),  # another port
+        ("data:text/javascript,1", "GET", "script", "not http(s): data"),
+    ],
+)
+def test_the_guard(url: str, method: str, kind: str, why: str | None) -> None:
+    assert refusal(BrowserRequest(url, method, kind), ROOTS) == why
+
+
+def test_the_rendered_page_keeps_the_raw_links_and_adds_its_own() -> None:
+    raw = parse_html(b'<a href="/a">a</a><a href="/b">b</a><title>shell</title>', PAGE, anchors=True)
+    shown = parse_html(b'<a href="/b">B</a><a href="/c">c</a><title>Catalogue</title>', PAGE, anchors=True)
+    page, added = with_rendered(raw, shown)
+    assert page.links == ["https://shop.example/a", "https://shop.example/b", "https://shop.example/c"]
+    assert added == 1
+    assert page.title == "Catalogue"
+    assert page.anchors["https://shop.example/b"] == "b"  # the raw page's words first
+
+
+def settings(**values: object) -> Settings:
+    result = Settings()
+    result.setmodule("settings")
+    for name, value in values.items():
+        result.set(name, value)
+    return result
+
+
+def test_render_settings_are_checked() -> None:
+    assert read_render(settings(), PAGE).enabled is False
+    with pytest.raises(ValueError, match="SITEMAP_RENDER must be one of never, auto, always"):
+        read_render(settings(SITEMAP_RENDER="sometimes"), PAGE)
+    with pytest.raises(ValueError, match="is not an origin"):
+        read_render(settings(SITEMAP_RENDER_ALLOW_ORIGINS=["https://cdn.example/js/"]), PAGE)
+    allowed = read_render(settings(SITEMAP_RENDER_ALLOW_ORIGINS=["HTTPS://CDN.example:443", PAGE[:20]]), PAGE)
+    assert allowed.allow_origins == ("https://cdn.example/",)  # normalised; the site's own left out
+    with pytest.raises(ValueError, match="no executable file there"):
+        read_render(settings(SITEMAP_RENDER="auto", SITEMAP_CHROMIUM="/nonexistent/chromium"), PAGE)
+
+
+def test_no_browser_is_a_usage_error_before_anything_is_fetched(tmp_path: Path) -> None:
+    """Without Chromium, --render auto stops with exit 2 and says how to get one."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    python_dir = os.path.dirname(os.path.realpath(sys.executable))
+    env = {"PATH": f"{empty}{os.pathsep}{python_dir}"}
+    result = run_cli("crawl", "http://127.0.0.1:9/", "--render", "auto", "--out", str(tmp_path / "o"), env=env)
+    assert result.returncode == 2, result.stderr
+    assert "chromium-headless-shell" in result.stderr and "--chromium PATH" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = run_cli("crawl", "http://127.0.0.1:9/", "--render", "sometimes", "--out", str(tmp_path / "o"))
+    assert result.returncode == 2 and "invalid choice" in result.stderr
