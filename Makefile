@@ -59,10 +59,11 @@ bench-tools:
 	  && ls -d /usr/share/doc/python3.*/html >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BENCH_PACKAGES); }
 
-bench: install bench-tools
+bench: install bench-tools test-tools
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/scheduled.py
 	$(BIN)/python bench/hostile.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/real_sites.py
 	nice -n 19 $(BIN)/python bench/distributed.py --pages 50000
+	nice -n 10 $(BIN)/python bench/render.py

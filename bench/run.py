@@ -33,11 +33,11 @@ pid {work}/nginx.pid;
 error_log {work}/nginx-error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    access_log off;
+    access_log {access_log};
     sendfile on;
     tcp_nopush on;
     keepalive_requests 100000;
-    types {{ text/html html; text/plain txt; }}
+    types {{ text/html html; text/plain txt; application/javascript js; application/json json; }}
     client_body_temp_path {work}/tmp;
     proxy_temp_path {work}/tmp;
     fastcgi_temp_path {work}/tmp;
@@ -47,6 +47,7 @@ http {{
         listen 127.0.0.1:{port};
         root {root};
         index index.html;
+        {locations}
     }}
 }}
 """
@@ -80,14 +81,18 @@ def run_measured(
     return elapsed, usage.ru_maxrss / 1024, output
 
 
-def start_nginx(root: Path, port: int | None = None) -> tuple[subprocess.Popen[bytes], int]:
+def start_nginx(
+    root: Path, port: int | None = None, access_log: Path | None = None, locations: str = ""
+) -> tuple[subprocess.Popen[bytes], int]:
+    """nginx serving *root* on 127.0.0.1, its requests logged to *access_log* if given."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(nginx).exists():
         raise SystemExit("nginx is needed: apt-get install nginx-light (or run `make bench`)")
     port = port or free_port()
     (WORK / "tmp").mkdir(parents=True, exist_ok=True)
     conf = WORK / "nginx.conf"
-    conf.write_text(NGINX_CONF.format(work=WORK, port=port, root=root))
+    log = "off" if access_log is None else str(access_log)
+    conf.write_text(NGINX_CONF.format(work=WORK, port=port, root=root, access_log=log, locations=locations))
     server = subprocess.Popen([nginx, "-c", str(conf), "-p", str(WORK), "-g", "daemon off;"])
     for _ in range(100):
         try:

@@ -74,6 +74,7 @@ def _browser(given: str) -> str:
     if found is None:
         raise ValueError(
             f"--render needs Chromium: install Debian's {CHROMIUM_BINARY} package "
-            f"(apt-get install {CHROMIUM_BINARY}) or give --chromium PATH"
+            f"(apt-get install {CHROMIUM_BINARY}), give --chromium PATH, or run the image built with"
+            " --build-arg RENDER=1"
         )
     return found

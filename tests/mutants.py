@@ -35,6 +35,8 @@ POISON = "tests/test_distributed_poison.py"
 GUARDS = "tests/test_rule_guards.py"
 PACE = "tests/test_distributed_pace.py"
 CREDENTIALS = "tests/test_audit_credentials.py"
+RENDER = "tests/test_render.py"
+RENDER_MEMORY = "tests/test_render_memory.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
            "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
@@ -165,6 +167,16 @@ MUTANTS = [
     Mutant("scope keeps an audit off other origins", "crawler/scope.py",
            'return url.startswith(self._prefix) or url == self.origin', "return True",
            (f"{CREDENTIALS}::test_every_way_off_the_origin_leaves_the_other_origin_untouched",)),
+    Mutant("the browser fetches nothing off scope", "crawler/render/guard.py",
+           "    if site_root(request.url) not in roots:\n", "    if False:\n", (RENDER,)),
+    Mutant("a browser fetch robots.txt disallows is reported refused", "crawler/downloadermiddlewares/render.py",
+           "                return Refused(\"disallowed by robots.txt\")", "                raise", (RENDER,)),
+    Mutant("a raw noindex is not rendered", "crawler/downloadermiddlewares/render.py",
+           'if "noindex" in directives or not why:', "if not why:", (RENDER,)),
+    Mutant("the browser's context is replaced", "crawler/render/browser.py",
+           "if session.renders >= self.recycle_after:", "if False:", (RENDER_MEMORY,)),
+    Mutant("the browser is restarted over its memory cap", "crawler/render/browser.py",
+           "if used > self.memory_cap:", "if False:", (RENDER_MEMORY,)),
 ]  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from settings import USER_AGENT
-from tests.conftest import CrawlResult, crawl, run_cli
+from tests.conftest import CLI, CrawlResult, crawl, run_cli
 from tests.spa_server import MIXED, MIXED_APP, MIXED_SERVER_RENDERED, SHOP, SHOP_LISTED, Hit, SpaServer
 
 if shutil.which("chromium-headless-shell") is None:
@@ -314,4 +315,43 @@ def test_audit_finds_the_soft_404s_the_app_renders(shop: SpaServer, cdn: SpaServ
     hits = shop.log()
     assert {hit.user_agent for hit in hits} == {USER_AGENT}
     assert not NEVER_ASKED & {hit.path for hit in hits}
+    assert cdn.log() == []
+
+
+# -- shared crawl -----------------------------------------------------------------
+
+
+def test_workers_of_a_shared_crawl_render_with_their_own_browser(
+    shop: SpaServer, cdn: SpaServer, redis_url: str, tmp_path: Path
+) -> None:
+    """A worker renders its leased pages in its own Chromium (``worker --chromium``, a wrapper that
+    logs each launch); what it found comes to the coordinator's report and sitemaps, and its
+    browser's fetches keep the rules as one process's do."""
+    launches = tmp_path / "launches"
+    wrapper = tmp_path / "chromium"
+    wrapper.write_text(f'#!/bin/sh\necho "$$" >> {launches}\nexec {shutil.which("chromium-headless-shell")} "$@"\n')
+    wrapper.chmod(0o755)
+    shop.reset()
+    cdn.reset()
+    worker = subprocess.Popen(
+        [str(CLI), "worker", redis_url, "--wait", "30", "--chromium", str(wrapper)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    out = tmp_path / "shared"
+    # A site-wide pace slow enough for the worker, which joins within a second, to take its share.
+    options = ("--no-state", "--max-pages", "60", "--render", "auto", "--delay", "0.2", "--render-pages", "1")
+    shared = crawl(shop.url(), out, *options, "--distributed", redis_url)
+    _, stderr = worker.communicate(timeout=60)
+    assert shared.code == 0 and worker.returncode == 0, shared.process.stderr + stderr
+    assert launches.exists() and launches.read_text().split(), "the worker rendered nothing in its own browser"
+    listed = {url.removeprefix(shop.url("")) for url in shared.listed}
+    assert listed >= SHOP_LISTED
+    for path in SHOP_LISTED:
+        render = shared.report[shop.url(path)]["render"]
+        assert isinstance(render, dict) and render["rendered"] and render["why"] == SHELL_SIGNS, (path, render)
+    hits = shop.log()
+    assert {hit.user_agent for hit in hits} == {USER_AGENT}
+    assert not NEVER_ASKED & {hit.path for hit in hits}
+    pages = Counter(hit.path for hit in hits if not hit.path.startswith(("/api/", "/static/")))
+    assert max(pages.values()) == 1, pages  # no page fetched twice by the two processes
     assert cdn.log() == []

@@ -4,6 +4,8 @@ fetched, how the rendered page joins the raw one, and the settings' checks."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from scrapy.settings import Settings
 from crawler.page.html import parse_html
 from crawler.page.rendered import with_rendered
 from crawler.render.guard import BrowserRequest, refusal
+from crawler.render.memory import descendants_usage
 from crawler.render.signs import render_signs
 from settings.render import read_render
 from tests.conftest import run_cli
@@ -117,3 +120,24 @@ def test_no_browser_is_a_usage_error_before_anything_is_fetched(tmp_path: Path) 
     assert "Traceback" not in result.stderr
     result = run_cli("crawl", "http://127.0.0.1:9/", "--render", "sometimes", "--out", str(tmp_path / "o"))
     assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_the_memory_of_child_processes_is_read_and_shared_pages_are_split() -> None:
+    """A child and its grandchild are both counted; their PSS, which splits shared pages, is below their RSS."""
+    before = descendants_usage()
+    script = (
+        "import subprocess, sys; g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+        " print(g.pid, flush=True); g.wait()"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip().isdigit()  # the grandchild is there
+        usage = descendants_usage()
+        assert usage.processes >= before.processes + 2
+        assert usage.rss > before.rss + 2 * 4 * 1024 * 1024  # two Pythons, several MB each
+        assert 0 < usage.pss < usage.rss and usage.used == usage.pss
+        assert descendants_usage(child.pid).processes == 1  # the grandchild only
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+        child.stdout.close()

@@ -12,7 +12,7 @@ pending, so a slow, polite fetch costs no budget.
 One browser per process, one context at a time, a new page per render,
 closed after: a reused page grew without bound (475 to 930 MB over 500
 renders). The context is replaced every :attr:`Chromium.recycle_after`
-renders and the browser when its processes pass a memory cap.
+renders and the browser when its processes pass a memory cap (their PSS).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crawler.render.guard import BrowserRequest, refusal
-from crawler.render.memory import descendants_rss
+from crawler.render.memory import descendants_usage
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
@@ -218,7 +218,7 @@ class Chromium:
         if session.renders >= self.recycle_after:
             session.retired = True
         elif session.renders % _MEMORY_EVERY == 0 and not session.retired:
-            used = await asyncio.to_thread(descendants_rss)
+            used = (await asyncio.to_thread(descendants_usage)).used
             if used > self.memory_cap:
                 logger.info("Chromium uses %d MB, over its cap: restarting it", used // 2**20)
                 self._restart(session)
