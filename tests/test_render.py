@@ -34,6 +34,7 @@ if shutil.which("chromium-headless-shell") is None:
 SOFT_404 = ("/retired", "/gone")  # two routes the app does not know: the same "Page not found"
 NEVER_ASKED = {"/careers", "/api/private.json", "/members", "/static/brand.woff2", "/partner-site"}
 SHELL_SIGNS = ["empty-app-root", "no-links", "noscript", "own-script"]
+RAW_NOINDEX = "/guide/draft.html"  # its HTML says noindex, and it loads the script that adds a link
 TIMER = 4.0  # seconds the app waits before asking for a page's late links (tests/site_spa/static/app.js)
 
 
@@ -283,6 +284,10 @@ def test_mixed_site_auto_finds_all_rendering_fewer_pages(mixed_runs: dict[str, R
         assert auto.render(path) == {"rendered": False, "skipped": "no-sign"}
     for path in MIXED_APP:
         assert auto.render(path)["why"] == SHELL_SIGNS
+    for run in (auto, always):  # a raw noindex wins: never rendered, so its script's link is never found
+        assert run.render(RAW_NOINDEX) == {"rendered": False, "skipped": "raw-noindex"}
+        assert run.line(RAW_NOINDEX)["reason"] == "noindex"
+        assert "/extras/draft.html" not in {hit.path for hit in run.hits}
 
 
 def test_mixed_site_requests_keep_the_rules(mixed_runs: dict[str, Run]) -> None:

@@ -18,7 +18,8 @@ from crawler.render.guard import BrowserRequest, refusal
 from crawler.render.memory import descendants_usage
 from crawler.render.signs import render_signs
 from settings.render import read_render
-from tests.conftest import run_cli
+from tests.conftest import crawl, run_cli
+from tests.server import SiteServer
 
 PAGE = "https://shop.example/catalogue"
 ROOTS = frozenset({"https://shop.example/", "https://cdn.example/"})
@@ -141,3 +142,23 @@ def test_the_memory_of_child_processes_is_read_and_shared_pages_are_split() -> N
         os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=10)
         child.stdout.close()
+
+
+def test_a_browser_that_cannot_start_stops_the_crawl_and_keeps_the_previous_set(
+    server: SiteServer, tmp_path: Path
+) -> None:
+    """Without its browser a --render crawl would publish the site as seen without JavaScript: it
+    stops instead, says why once, and the set published before stays as it was."""
+    out = tmp_path / "out"
+    first = crawl(server.url(), out, "--no-state", "--delay", "0")
+    assert first.code == 0, first.process.stderr
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\necho 'error while loading shared libraries: libatomic.so.1' >&2\nexit 127\n")
+    broken.chmod(0o755)
+    result = crawl(server.url(), out, "--no-state", "--delay", "0", "--render", "always", "--chromium", str(broken))
+    stderr = result.process.stderr
+    assert result.code == 1, stderr
+    assert stderr.count("Chromium did not start") == 2, stderr  # the log line, and the summary's reason
+    assert "previous sitemaps kept" in stderr.splitlines()[-1] and "Traceback" not in stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before

@@ -18,6 +18,7 @@ browser. ``--render-pages`` is how many render at once.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RenderMiddleware"]
 
+logger = logging.getLogger(__name__)
+
 #: Request headers of the page's script passed on to Scrapy: what an API may answer by. Cookies,
 #: credentials and the browser's own identity are not (Scrapy sends the crawler's).
 _PASSED_HEADERS = frozenset({"accept", "accept-language", "content-type", "x-requested-with"})
@@ -68,6 +71,7 @@ class RenderMiddleware:
         self.cached_bytes = 0
         self.pending: dict[str, asyncio.Future[Fulfilment | Refused]] = {}
         self.reported: set[str] = set()
+        self.stopping: asyncio.Task[None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -109,6 +113,8 @@ class RenderMiddleware:
         async with self.slots:
             rendered = await self.browser.render(response.url, headers, response.body, self.fetch)
         self.account(rendered, response.url)
+        if rendered.no_browser and not stats.get_value("render/rendered"):
+            self.stop(rendered.error or "Chromium did not start")
         if rendered.html is None:
             stats.inc_value("render/failed")
             request.meta["render"] = {"rendered": False, "skipped": f"failed: {rendered.error}"}
@@ -117,6 +123,15 @@ class RenderMiddleware:
         request.meta["render"] = {"rendered": True, "why": why}
         request.meta["rendered"] = rendered
         return response
+
+    def stop(self, why: str) -> None:
+        """A browser that never started renders nothing: a crawl without it would publish the site
+        as seen without JavaScript, which is what --render was asked to avoid. Stopped once, in a
+        task of its own (closing waits for this very response)."""
+        if self.stopping is None:
+            logger.error("%s: the crawl stops (previous sitemaps kept)", why)
+            engine = self.crawler.engine
+            self.stopping = asyncio.get_event_loop().create_task(engine.close_spider_async(reason=f"stopped, {why}"))
 
     def account(self, rendered: Rendered, page: str) -> None:
         stats = self.crawler.stats

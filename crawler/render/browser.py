@@ -77,6 +77,12 @@ class Rendered:
     aborted: Counter[str] = field(default_factory=Counter)  # resource types never fetched
     fetched: int = 0
     error: str | None = None
+    no_browser: bool = False  # the browser could not be started: no page can be rendered
+
+
+def _one_line(error: Exception) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def fulfilment_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -123,14 +129,18 @@ class Chromium:
 
     async def render(self, url: str, headers: dict[str, str], body: bytes, fetch: Fetch) -> Rendered:
         """Render *body* (the 200 response of *url*) and return its DOM; never raises for a page's fault."""
-        session = await self._take()
         result = Rendered()
+        try:
+            session = await self._take()
+        except Exception as error:  # noqa: BLE001 - a browser or driver that cannot start (a missing library)
+            result.error, result.no_browser = f"Chromium did not start: {_one_line(error)}", True
+            return result
         page: Page | None = None
         try:
             page = await session.context.new_page()
             await self._run(page, url, headers=headers, body=body, fetch=fetch, result=result)
         except Exception as error:  # noqa: BLE001 - a page that breaks the browser is a finding
-            result.error = result.error or f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            result.error = result.error or _one_line(error)
         finally:
             if page is not None:
                 try:
