@@ -19,6 +19,8 @@ import pytest
 ROOT = Path(__file__).parent.parent
 #: The crawler's image (Dockerfile) and the Redis of deploy/compose.yaml (deploy/redis.Dockerfile).
 IMAGE = "localhost/sitemap-crawler:test"
+#: The same Dockerfile built with RENDER=1: Debian's chromium-headless-shell and Playwright added.
+RENDER_IMAGE = "localhost/sitemap-crawler-render:test"
 REDIS_IMAGE = "localhost/sitemap-crawler-redis:test"
 
 
@@ -44,8 +46,9 @@ def skip_or_fail(why: str) -> None:
 
 
 @functools.cache
-def _build(tag: str, dockerfile: str) -> str | None:
-    """Build ROOT/*dockerfile* (its folder the context) as *tag*: None when built, else why not."""
+def _build(tag: str, dockerfile: str, build_args: tuple[str, ...]) -> str | None:
+    """Build ROOT/*dockerfile* (its folder the context) as *tag* with *build_args* (NAME=VALUE):
+    None when built, else why not."""
     why = unusable()
     if why:
         return why
@@ -53,15 +56,17 @@ def _build(tag: str, dockerfile: str) -> str | None:
     command = ["podman", "build", "--format", "docker", "--network", "host", "-t", tag, "-f", str(path)]
     if os.environ.get("SITEMAP_TEST_IMAGE_BASE"):
         command += ["--build-arg", f"BASE={os.environ['SITEMAP_TEST_IMAGE_BASE']}"]
+    for build_arg in build_args:
+        command += ["--build-arg", build_arg]
     if os.environ.get("SITEMAP_TEST_IMAGE_CA"):
         command += ["--secret", f"id=ca,src={os.environ['SITEMAP_TEST_IMAGE_CA']}"]
     built = sh([*command, str(path.parent)], timeout=900)
     return None if built.returncode == 0 else f"image build failed: {built.stderr.strip()[-1500:]}"
 
 
-def built(tag: str, dockerfile: str) -> str:
+def built(tag: str, dockerfile: str, *build_args: str) -> str:
     """*tag*, built once per test run from *dockerfile*, or the test skipped (failed under CI) with the reason."""
-    why = _build(tag, dockerfile)
+    why = _build(tag, dockerfile, build_args)
     if why:
         skip_or_fail(why)
     return tag
