@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from crawler.sitemaps.publish import PublishResult
+    from crawler.state.changes import ChangeCounts
 
 __all__ = ["CrawlResult", "ExportResult", "NotPublished", "Notification", "StartOutcome"]
 
@@ -32,6 +33,8 @@ class NotPublished(StrEnum):
     NOTHING_LISTED = "nothing-listed"
     #: Writing or publishing the files failed (disk full, a <url> too big, ...).
     EXPORT_FAILED = "export-failed"
+    #: The set would lose more of its URLs than --max-shrink allows.
+    SHRINK = "shrink"
 
 
 @dataclass(slots=True)
@@ -59,6 +62,8 @@ class ExportResult:
     carried: int = 0  # kept from the last published run by an update
     delta_urls: int = 0
     notification: Notification | None = None
+    changes: ChangeCounts | None = None  # what this run changed in the listed set (with a state store)
+    changes_path: Path | None = None
 
     @property
     def published(self) -> bool:

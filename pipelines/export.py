@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sqlite3
+from collections import Counter
 from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from crawler.extensions.runstate import Carried, RunState
 from crawler.items import PageFacts
 from crawler.modes import RunMode
 from crawler.protocol import w3c_datetime
+from crawler.reasons import Reason
 from crawler.results import ExportResult, NotPublished
 from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
@@ -38,10 +40,12 @@ from crawler.sitemaps.entries import UrlEntry
 from crawler.sitemaps.naming import index_name
 from crawler.sitemaps.publish import PublishResult, SitemapPublisher
 from crawler.sitemaps.shards import write_assigned, write_sitemaps
+from crawler.sitemaps.shrink import shrink_refusal
 from crawler.sitemaps.site import news_entries, site_entries
 from crawler.sitemaps.spool import UrlSpool
+from crawler.state.changes import ChangeCounts, state_word
 from crawler.state.lock import FileLock
-from crawler.stats import Stat
+from crawler.stats import Stat, dropped
 from settings.config import SitemapConfig, beside
 
 if TYPE_CHECKING:
@@ -144,10 +148,15 @@ class SitemapExportPipeline:
             if len(self.spool) == 0:
                 result.not_published, result.detail = NotPublished.NOTHING_LISTED, "no listable pages"
                 return
+            if refusal := self._shrink_refusal(state):
+                logger.error("Sitemaps not published: %s", refusal)
+                result.not_published, result.detail = NotPublished.SHRINK, refusal
+                return
             self._warn_outside_base()
             result.publish, result.news_urls = self._write(state, result, datetime.now(UTC))
             if state is not None:
                 self._report_removals(state, result)
+                self._report_changes(state, result)
         except (OSError, ValueError, sqlite3.Error) as error:
             detail = str(error)
             full = isinstance(error, OSError) and error.errno == errno.ENOSPC
@@ -217,6 +226,41 @@ class SitemapExportPipeline:
             )
             return
         result.removals_path = path
+
+    def _shrink_refusal(self, state: RunState | None) -> str | None:
+        """Why this run may not replace the published set (it lost too much of it), or ``None``."""
+        config = self.config
+        if not config.max_shrink or config.accept_shrink:
+            return None
+        assert self.spool is not None
+        lost: Counter[str] = Counter()
+        if state is not None:  # what the URLs that left became; without a store, what this run left out
+            lost.update(state_word(outcome, reason, status) for _, status, outcome, reason in state.removals())
+        else:
+            stats = self.crawler.stats
+            lost.update({reason.value: n for reason in Reason if (n := stats.get_value(dropped(reason)) or 0)})
+        return shrink_refusal(self.publisher.listed(), len(self.spool), config.max_shrink, lost)
+
+    def _report_changes(self, state: RunState, result: ExportResult) -> None:
+        """OUT.changes.jsonl: every URL this run added, changed or removed, with what it was and is."""
+        path = self.config.changes_path
+        tmp = path.with_name(f".{path.name}.tmp")
+        counts = ChangeCounts.of(())
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tmp.open("w", encoding="utf-8") as file:
+                for change in state.changes():
+                    counts.add(change)
+                    file.write(change.line() + "\n")
+            os.replace(tmp, path)
+        except OSError as error:
+            with suppress(OSError):
+                tmp.unlink()
+            context_of(self.crawler).result.side_errors.append(
+                f"changes file {path} not written: {error.strerror or error}"
+            )
+            return
+        result.changes, result.changes_path = counts, path
 
     def _count(self, result: ExportResult) -> None:
         stats = self.crawler.stats

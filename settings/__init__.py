@@ -198,6 +198,9 @@ SITEMAP_DELTA = False  # new and changed URLs go to a delta sitemap until the ne
 SITEMAP_DELTA_ROTATE = 7  # runs between full generations (the delta merges back then)
 SITEMAP_REMOVALS_PATH = None  # default: <output dir>.removals.jsonl beside it
 SITEMAP_OVERWRITE_FOREIGN = False  # replace files in the output folder that no manifest of ours lists
+SITEMAP_MAX_SHRINK = 0.0  # percent; publish nothing when the listed set shrinks more (0: off; 50 in live)
+SITEMAP_ACCEPT_SHRINK = False  # publish this once even when the set shrinks more than SITEMAP_MAX_SHRINK
+SITEMAP_CHANGES_PATH = None  # default: <output dir>.changes.jsonl beside it
 # Sites built by JavaScript (SPEC S9).
 SITEMAP_RENDER = "never"  # never, auto (app shells and pages with the site's own scripts) or always
 SITEMAP_RENDER_PAGES = 4  # responses in or waiting for the browser at once

@@ -45,6 +45,7 @@ def run_files(config: SitemapConfig) -> dict[str, Path]:
     files = {
         "the report (--report)": config.report_path,
         "the removals report (--removals)": config.removals_path,
+        "the changes file (--changes)": config.changes_path,
         "the output folder's lock": beside(config.output_dir, "lock"),
         "the IndexNow outcome": beside(config.output_dir, "indexnow.json"),
     }

@@ -78,7 +78,10 @@ class SitemapConfig:
     shard_strategy: ShardStrategy
     compact: bool
     removals_path: Path
+    changes_path: Path
     overwrite_foreign: bool
+    max_shrink: float  # percent of the listed set a run may lose and still publish (0: any)
+    accept_shrink: bool
     indexnow_endpoint: str | None
     indexnow_key: str | None
     indexnow_key_location: str | None
@@ -179,7 +182,10 @@ class SitemapConfig:
             ),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
+            changes_path=Path(settings.get("SITEMAP_CHANGES_PATH") or beside(output_dir, "changes.jsonl")),
             overwrite_foreign=settings.getbool("SITEMAP_OVERWRITE_FOREIGN"),
+            max_shrink=number(settings, "SITEMAP_MAX_SHRINK"),
+            accept_shrink=settings.getbool("SITEMAP_ACCEPT_SHRINK"),
             **_indexnow(settings, start_url),
             indexnow_timeout=number(settings, "SITEMAP_INDEXNOW_TIMEOUT"),
             delta=settings.getbool("SITEMAP_DELTA"),

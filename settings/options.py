@@ -57,6 +57,9 @@ OPTION_SETTINGS = {
     "delta": "SITEMAP_DELTA",
     "delta_rotate": "SITEMAP_DELTA_ROTATE",
     "removals": "SITEMAP_REMOVALS_PATH",
+    "changes": "SITEMAP_CHANGES_PATH",
+    "max_shrink": "SITEMAP_MAX_SHRINK",
+    "accept_shrink": "SITEMAP_ACCEPT_SHRINK",
     "overwrite_foreign": "SITEMAP_OVERWRITE_FOREIGN",
     "indexnow_endpoint": "SITEMAP_INDEXNOW_ENDPOINT",
     "indexnow_key": "SITEMAP_INDEXNOW_KEY",
@@ -88,10 +91,13 @@ OPTION_SETTINGS = {
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {
-    # A site crawled on a schedule (the defaults): a state store for honest lastmod.
-    "live": {"SITEMAP_STATE": True},
-    # A container: everything under the /data volume, JSON logs, no terminal progress line.
+    # A site crawled on a schedule (the defaults): a state store for honest lastmod, and a set
+    # that loses more than half its URLs overnight (a bad deploy) is not published.
+    "live": {"SITEMAP_STATE": True, "SITEMAP_MAX_SHRINK": 50.0},
+    # A container: everything under the /data volume, JSON logs, no terminal progress line; run
+    # on a schedule too, so the same guard against a sudden shrink.
     "container": {
+        "SITEMAP_MAX_SHRINK": 50.0,
         "SITEMAP_OUTPUT_DIR": "/data/sitemaps",
         "SITEMAP_LOG_FORMAT": "json",
     },

@@ -64,6 +64,7 @@ RANGES: dict[str, Range] = {
     "SITEMAP_SHARED_MAX_PAGES": Range(0, _PAGES, "pages"),
     # Rendering: pages in the browser at once (each a Chromium renderer, ~50-100 MB), virtual time.
     "SITEMAP_RENDER_PAGES": Range(1, 32, "pages"),
+    "SITEMAP_MAX_SHRINK": Range(0, 100, "percent", whole=False),
     "SITEMAP_RENDER_WAIT_BUDGET": Range(0.1, 120, "seconds", whole=False),
     # The staging audit.
     "SITEMAP_AUDIT_DEEP_THRESHOLD": Range(0, 10_000, "clicks"),

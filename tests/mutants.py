@@ -37,6 +37,7 @@ PACE = "tests/test_distributed_pace.py"
 CREDENTIALS = "tests/test_audit_credentials.py"
 RENDER = "tests/test_render.py"
 RENDER_MEMORY = "tests/test_render_memory.py"
+SHRINK = "tests/test_shrink_changes.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
            "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
@@ -177,6 +178,13 @@ MUTANTS = [
            "if session.renders >= self.recycle_after:", "if False:", (RENDER_MEMORY,)),
     Mutant("the browser is restarted over its memory cap", "crawler/render/browser.py",
            "if used > self.memory_cap:", "if False:", (RENDER_MEMORY,)),
+    Mutant("a sudden shrink publishes nothing", "pipelines/export.py",
+           "if refusal := self._shrink_refusal(state):", "if refusal := None:", (SHRINK,)),
+    Mutant("the shrink is measured against the published set", "crawler/sitemaps/shrink.py",
+           "if not limit or not before or now >= before * (1 - limit / 100):", "if not limit or not before:",
+           (SHRINK,)),
+    Mutant("a URL back in the set is a change (IndexNow, changes file)", "crawler/state/lastmod.py",
+           "changed=(changed or relisted) and not resumed", "changed=changed and not resumed", (SHRINK,)),
 ]  # fmt: skip
 
 

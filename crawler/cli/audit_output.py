@@ -80,7 +80,11 @@ class AuditOutput:
         if _inside(report, out):
             relative = Path(os.path.realpath(report)).relative_to(os.path.realpath(out))
             settings.set("SITEMAP_REPORT_PATH", str(staging / relative), priority="cmdline")
-        for key, suffix in (("SITEMAP_STATE_PATH", "state.sqlite"), ("SITEMAP_REMOVALS_PATH", "removals.jsonl")):
+        for key, suffix in (
+            ("SITEMAP_STATE_PATH", "state.sqlite"),
+            ("SITEMAP_REMOVALS_PATH", "removals.jsonl"),
+            ("SITEMAP_CHANGES_PATH", "changes.jsonl"),
+        ):
             if not settings.get(key):  # where they are without a staging folder: beside OUT
                 settings.set(key, str(beside(out, suffix)), priority="cmdline")
         settings.set("SITEMAP_OUTPUT_DIR", str(staging), priority="cmdline")

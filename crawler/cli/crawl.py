@@ -33,7 +33,7 @@ from crawler.cli.shared import (
 from crawler.context import context_of
 from crawler.extensions.runstate import RunState
 from crawler.logs import JsonFormatter, SecretsFilter
-from crawler.results import CrawlResult
+from crawler.results import CrawlResult, NotPublished
 from crawler.sitemaps.publish import ForeignFiles
 from crawler.state.lock import Locked
 from crawler.urls import site_root
@@ -44,6 +44,8 @@ from settings.layers import build_layers, explain
 
 #: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
 EXIT_SIGNAL = 128
+#: Nothing published: the set would have shrunk by more than --max-shrink.
+EXIT_SHRINK = 5
 
 __all__ = ["EXIT_SIGNAL", "effective_config", "run_crawl_command"]
 
@@ -214,7 +216,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         return 1
     elapsed = time.monotonic() - started
     published = result.export.publish
-    code = 1 if published is None else 3 if result.side_errors else 0
+    refused = result.export.not_published is NotPublished.SHRINK
+    code = (EXIT_SHRINK if refused else 1) if published is None else 3 if result.side_errors else 0
     if result.stopped_by is not None:
         code = EXIT_SIGNAL + result.stopped_by
     if config.log_format == "json":

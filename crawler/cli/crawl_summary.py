@@ -75,6 +75,9 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
             f"Run {result.run}{resumed}: {stats.get(Stat.NOT_MODIFIED, 0)} unchanged pages answered 304,"
             f" {len(written)} of {len(files)} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
         )
+    if export.changes is not None:
+        said = export.changes.words() or "nothing"
+        lines.append(f"Changes: {said} (see {export.changes_path})")
     return lines
 
 
@@ -85,6 +88,8 @@ def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
         return f"{export.detail}: previous sitemaps kept"
     if export.not_published is NotPublished.EXPORT_FAILED:
         return f"export failed: {export.detail}"
+    if export.not_published is NotPublished.SHRINK:
+        return f"{export.detail}: previous sitemaps kept"
     reason = result.start.reason if result.start else None
     detail = result.start.detail if result.start else ""
     if reason == Reason.FETCH_ERROR:
@@ -128,6 +133,8 @@ def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapCon
     else:
         message = f"published {published.index_path} ({plural(len(published.shards), 'sitemap file')})"
         fields["url"] = published.index_url
+        if result.export.changes is not None:
+            fields["changes"] = result.export.changes.summary()
         if result.side_errors:
             fields["detail"] = "; ".join(result.side_errors)
     return json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import cache
 
+from crawler.cli.changes import add_change_options
 from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
 from crawler.cli.usage import Parser, UsageError
@@ -316,6 +317,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--overwrite-foreign", action="store_true", default=None, help="replace sitemap files in DIR that are not ours"
     )
     parser.add_argument("--removals", metavar="PATH", help="removals report (default: DIR.removals.jsonl beside DIR)")
+    add_change_options(parser)
     parser.add_argument("--indexnow-endpoint", metavar="URL", help="IndexNow endpoint; with --indexnow-key, notify")
     parser.add_argument("--indexnow-key", metavar="KEY", help="IndexNow key (the site must serve KEY.txt)")
     parser.add_argument("--indexnow-key-location", metavar="URL", help="where the site serves the key file")

@@ -21,6 +21,7 @@ from scrapy.exceptions import NotConfigured
 from crawler.context import context_of
 from crawler.modes import RunMode
 from crawler.results import CrawlResult
+from crawler.state.changes import Change, Kind, state_word
 from crawler.state.placement import Placer, placer
 from crawler.state.store import UNKNOWN, Listing, PageState, StateLocked, StateStore, Unknown
 from crawler.urls import site_root
@@ -251,12 +252,20 @@ class RunState:
             self.store.set_meta("last_full_run", str(self.run))
         self.store.commit()
 
+    def changes(self) -> Iterator[Change]:
+        """What this run changed in the listed set since the last published run: the URLs it
+        listed for the first time or with new content, then those it no longer lists."""
+        previous = self.store.previous_run(self.run)
+        for url in self.store.changed_in(self.run):
+            was = self.store.state_in(url, previous) if previous is not None else None
+            before = state_word(was[1], was[2], was[0]) if was else "new"
+            yield Change(url, Kind.CHANGED if before == "listed" else Kind.ADDED, before, "listed")
+        for url, status, outcome, reason in self.removals():
+            yield Change(url, Kind.REMOVED, "listed", state_word(outcome, reason, status))
+
     def announcements(self) -> list[str]:
-        """URLs this run listed for the first time or with new content, then
-        those it no longer lists: what IndexNow should hear about."""
-        urls = self.store.changed_in(self.run)
-        urls += [url for url, *_ in self.removals()]
-        return urls
+        """What IndexNow should hear about: every URL this run changed."""
+        return [change.url for change in self.changes()]
 
     # -- closing -----------------------------------------------------------------
 

@@ -11,6 +11,7 @@ their hashes, so unchanged shards keep their bytes, mtime and index lastmod.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.sitemaps.naming import NEWS_GROUP
 from crawler.sitemaps.writer import ShardFile, render_index
 
 __all__ = ["MANIFEST_NAME", "STAGING_PREFIX", "ForeignFiles", "PublishResult", "SitemapPublisher"]
@@ -95,6 +97,23 @@ class SitemapPublisher:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return {}
 
+    def listed(self) -> int | None:
+        """How many URLs the published set lists (news sitemaps aside: theirs are listed in the
+        shards too), or ``None`` when nothing of ours is published. A manifest written before it
+        kept the count is counted from its files once."""
+        try:
+            data = json.loads((self.out_dir / MANIFEST_NAME).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        count = data.get("listed") if isinstance(data, dict) else None
+        if isinstance(count, int) and not isinstance(count, bool):
+            return count
+        names = [name for name in self.read_manifest() if _own_file_name(name) and not self._news(name)]
+        return sum(_locs(self.out_dir / name) for name in names) if names else None
+
+    def _news(self, name: str) -> bool:
+        return name.startswith(f"{self.index_name.removesuffix('.xml')}-{NEWS_GROUP}-")
+
     def publish(self, staging: Path, shards: list[ShardFile], now: str) -> PublishResult:
         """Swap the staged *shards* in; *now* (W3C datetime) dates changed files."""
         previous = self.read_manifest()
@@ -119,7 +138,8 @@ class SitemapPublisher:
         if _read(self.out_dir / self.index_name) != index:  # an unchanged index keeps its file and mtime
             _write_synced(staging / self.index_name, index)
             os.replace(staging / self.index_name, self.out_dir / self.index_name)
-        manifest = {"index": self.index_name, "files": files}
+        listed = sum(shard.url_count for shard in shards if not self._news(shard.name))
+        manifest = {"index": self.index_name, "listed": listed, "files": files}
         _write_synced(staging / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
         os.replace(staging / MANIFEST_NAME, self.out_dir / MANIFEST_NAME)
         _fsync_dir(self.out_dir)
@@ -140,6 +160,20 @@ class SitemapPublisher:
 def _own_file_name(name: str) -> bool:
     # The manifest is a file on disk: never let it name anything outside the folder.
     return bool(name) and Path(name).name == name and not name.startswith(".")
+
+
+def _locs(path: Path) -> int:
+    """The ``<loc>`` elements of a sitemap file, plain or gzip, read in bounded chunks."""
+    count, tail = 0, b""
+    try:
+        with gzip.open(path) if path.name.endswith(".gz") else open(path, "rb") as file:
+            while chunk := file.read(1 << 20):
+                data = tail + chunk
+                count += data.count(b"<loc>")
+                tail = data[-4:]  # a tag cut in two is counted once, in the next chunk
+    except (OSError, EOFError):
+        return count
+    return count
 
 
 def _read(path: Path) -> bytes | None:

@@ -72,6 +72,9 @@ def listing_for(
     interruption: its lastmod stays and it is not a change of this run.
     """
     changed = previous is None or previous.listing_digest != digest
+    # Back in the set (it was noindex, 404, ...): a change of the set, for IndexNow and the delta,
+    # though not of the content, so its lastmod stays.
+    relisted = previous is not None and previous.outcome != "listed"
     if previous is not None and (not changed or resumed):
         lastmod = previous.lastmod
     elif previous is not None and previous.listing_digest is not None:
@@ -79,4 +82,6 @@ def listing_for(
     else:
         lastmod = first_sight
     last_changed = lastmod if changed else previous.last_changed if previous else None
-    return Listing(digest=digest, lastmod=lastmod, last_changed=last_changed, changed=changed and not resumed)
+    return Listing(
+        digest=digest, lastmod=lastmod, last_changed=last_changed, changed=(changed or relisted) and not resumed
+    )

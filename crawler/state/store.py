@@ -41,8 +41,8 @@ UNKNOWN = Unknown()
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """What a listed URL's lastmod rests on; *changed* when the URL is new
-    or its content changed in this run (for deltas and IndexNow)."""
+    """What a listed URL's lastmod rests on; *changed* when the URL is new, back
+    in the set, or its content changed in this run (for deltas and IndexNow)."""
 
     digest: str
     lastmod: str | None
@@ -277,6 +277,15 @@ class StateStore:
             (run, run, previous, run),
         )
         return int(cursor.rowcount)
+
+    def state_in(self, url: str, run: int) -> tuple[int | None, str, str | None] | None:
+        """(status, outcome, reason) *url* had after *run* (history keeps changes only), or ``None``
+        when it was not seen by then."""
+        row = self.db.execute(
+            "SELECT status, outcome, reason FROM history WHERE url = ? AND run <= ? ORDER BY run DESC LIMIT 1",
+            (url, run),
+        ).fetchone()
+        return (row[0], str(row[1]), row[2]) if row else None
 
     def processed(self, run: int) -> set[str]:
         """URLs whose outcome this run already recorded (for resuming)."""
