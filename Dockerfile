@@ -7,6 +7,7 @@
 # RENDER=1 (--build-arg RENDER=1) makes the variant that can --render (SPEC S9):
 # Debian's chromium-headless-shell and Playwright are added; the default image
 # has neither. Both variants share every layer up to the one that differs.
+# Both have boto3 for --publish s3://... (most containers publish to object storage).
 # Output, state and reports live under /data (the container profile).
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
 
@@ -30,7 +31,7 @@ COPY settings ./settings
 RUN --mount=type=secret,id=ca,required=false \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
     && python3 -m venv /opt/sitemap-crawler \
-    && /opt/sitemap-crawler/bin/pip install --no-cache-dir --disable-pip-version-check . \
+    && /opt/sitemap-crawler/bin/pip install --no-cache-dir --disable-pip-version-check '.[s3]' \
     && /opt/sitemap-crawler/bin/sitemap-crawler --help >/dev/null
 # Declared here, not above, so the layers before this one are shared by both variants.
 ARG RENDER=0

@@ -18,7 +18,9 @@ from crawler.modes import RunMode
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from crawler.check.result import CheckResult
     from crawler.sitemaps.publish import PublishResult
+    from crawler.sitemaps.remote import RemotePublish
     from crawler.state.changes import ChangeCounts
 
 __all__ = ["CrawlResult", "ExportResult", "NotPublished", "Notification", "StartOutcome"]
@@ -64,6 +66,7 @@ class ExportResult:
     notification: Notification | None = None
     changes: ChangeCounts | None = None  # what this run changed in the listed set (with a state store)
     changes_path: Path | None = None
+    added: list[str] = field(default_factory=list)  # the first URLs this run added (for the check)
 
     @property
     def published(self) -> bool:
@@ -92,6 +95,10 @@ class CrawlResult:
     side_errors: list[str] = field(default_factory=list)
     #: The signal (SIGTERM, SIGINT) that stopped the run, if one did.
     stopped_by: int | None = None
+    #: What --publish s3://... did after the set was published into the output folder.
+    remote: RemotePublish | None = None
+    #: What --check-published found on the public copy, once the set was published.
+    public_check: CheckResult | None = None
 
     @property
     def published(self) -> bool:

@@ -43,7 +43,7 @@ from crawler.sitemaps.shards import write_assigned, write_sitemaps
 from crawler.sitemaps.shrink import shrink_refusal
 from crawler.sitemaps.site import news_entries, site_entries
 from crawler.sitemaps.spool import UrlSpool
-from crawler.state.changes import ChangeCounts, state_word
+from crawler.state.changes import ChangeCounts, Kind, state_word
 from crawler.state.lock import FileLock
 from crawler.stats import Stat, dropped
 from settings.config import SitemapConfig, beside
@@ -58,6 +58,8 @@ if TYPE_CHECKING:
 __all__ = ["SitemapExportPipeline", "output_lock", "publisher"]
 
 logger = logging.getLogger(__name__)
+#: URLs a run added that the result keeps for the check of the public copy (bounded memory).
+ADDED_KEPT = 1000
 
 
 def publisher(config: SitemapConfig) -> SitemapPublisher:
@@ -251,6 +253,8 @@ class SitemapExportPipeline:
             with tmp.open("w", encoding="utf-8") as file:
                 for change in state.changes():
                     counts.add(change)
+                    if change.kind is Kind.ADDED and len(result.added) < ADDED_KEPT:
+                        result.added.append(change.url)
                     file.write(change.line() + "\n")
             os.replace(tmp, path)
         except OSError as error:

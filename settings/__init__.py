@@ -201,6 +201,8 @@ SITEMAP_OVERWRITE_FOREIGN = False  # replace files in the output folder that no 
 SITEMAP_MAX_SHRINK = 0.0  # percent; publish nothing when the listed set shrinks more (0: off; 50 in live)
 SITEMAP_ACCEPT_SHRINK = False  # publish this once even when the set shrinks more than SITEMAP_MAX_SHRINK
 SITEMAP_CHANGES_PATH = None  # default: <output dir>.changes.jsonl beside it
+SITEMAP_CHECK_PUBLISHED = False  # after publishing, check the public copy at the base URL, as `check` does
+SITEMAP_CHECK_WAIT = 10.0  # seconds to try again while the public copy is wrong
 # Sites built by JavaScript (SPEC S9).
 SITEMAP_RENDER = "never"  # never, auto (app shells and pages with the site's own scripts) or always
 SITEMAP_RENDER_PAGES = 4  # responses in or waiting for the browser at once
@@ -212,6 +214,8 @@ SITEMAP_INDEXNOW_KEY = None
 SITEMAP_INDEXNOW_KEY_LOCATION = None  # default: <site root>/<key>.txt
 SITEMAP_INDEXNOW_BATCH = 10_000
 SITEMAP_INDEXNOW_TIMEOUT = 30.0  # seconds for one IndexNow request in all (key file or batch)
+SITEMAP_PUBLISH = None  # s3://BUCKET/PREFIX: the set is also mirrored there from the output folder
+SITEMAP_S3_ENDPOINT_URL = None  # an S3-compatible service (default: AWS); credentials: boto3's default chain
 SITEMAP_UPDATE_ADD: list[str] = []  # `sitemap-crawler update --add`: fetch only these URLs
 SITEMAP_UPDATE_REMOVE: list[str] = []  # `sitemap-crawler update --remove`: drop these URLs
 # Staging audit (SPEC S7).

@@ -26,6 +26,7 @@ from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.checks import beside, check_paths
 from settings.distributed import Distributed, read_distributed
 from settings.render import Render, read_render
+from settings.s3 import Publish, read_publish
 from settings.staging import Audit, read_audit
 from settings.values import check_numbers, no_credentials, number, strings, whole_number
 
@@ -82,6 +83,8 @@ class SitemapConfig:
     overwrite_foreign: bool
     max_shrink: float  # percent of the listed set a run may lose and still publish (0: any)
     accept_shrink: bool
+    check_published: bool  # after publishing, check the public copy (crawler/cli/published_check.py)
+    check_wait: float
     indexnow_endpoint: str | None
     indexnow_key: str | None
     indexnow_key_location: str | None
@@ -94,6 +97,7 @@ class SitemapConfig:
     audit: Audit
     distributed: Distributed | None
     render: Render
+    publish: Publish | None  # --publish s3://BUCKET/PREFIX (settings/s3.py)
 
     @property
     def updating(self) -> bool:
@@ -186,6 +190,8 @@ class SitemapConfig:
             overwrite_foreign=settings.getbool("SITEMAP_OVERWRITE_FOREIGN"),
             max_shrink=number(settings, "SITEMAP_MAX_SHRINK"),
             accept_shrink=settings.getbool("SITEMAP_ACCEPT_SHRINK"),
+            check_published=settings.getbool("SITEMAP_CHECK_PUBLISHED"),
+            check_wait=number(settings, "SITEMAP_CHECK_WAIT"),
             **_indexnow(settings, start_url),
             indexnow_timeout=number(settings, "SITEMAP_INDEXNOW_TIMEOUT"),
             delta=settings.getbool("SITEMAP_DELTA"),
@@ -197,6 +203,7 @@ class SitemapConfig:
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
             render=read_render(settings, start_url),
+            publish=read_publish(settings),
         )
         check_numbers(scrapy_settings)  # Scrapy's own numbers, and those only a worker reads
         check_paths(config)

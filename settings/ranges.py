@@ -65,6 +65,7 @@ RANGES: dict[str, Range] = {
     # Rendering: pages in the browser at once (each a Chromium renderer, ~50-100 MB), virtual time.
     "SITEMAP_RENDER_PAGES": Range(1, 32, "pages"),
     "SITEMAP_MAX_SHRINK": Range(0, 100, "percent", whole=False),
+    "SITEMAP_CHECK_WAIT": Range(0, 600, "seconds", whole=False),
     "SITEMAP_RENDER_WAIT_BUDGET": Range(0.1, 120, "seconds", whole=False),
     # The staging audit.
     "SITEMAP_AUDIT_DEEP_THRESHOLD": Range(0, 10_000, "clicks"),
@@ -82,6 +83,9 @@ RANGES: dict[str, Range] = {
     "AUTOTHROTTLE_TARGET_CONCURRENCY": Range(0.1, 1000, "requests", whole=False),
     # Options with no setting behind them.
     "validate --timeout": Range(0.1, 600, "seconds", whole=False),
+    "check --sample": Range(0, 100_000, "URLs"),
+    "check --timeout": Range(0.1, 600, "seconds", whole=False),
+    "check --deadline": Range(1, 86_400, "seconds", whole=False),
     "serve --update-timeout": Range(1, 86_400, "seconds", whole=False),
 }
 

@@ -38,6 +38,8 @@ CREDENTIALS = "tests/test_audit_credentials.py"
 RENDER = "tests/test_render.py"
 RENDER_MEMORY = "tests/test_render_memory.py"
 SHRINK = "tests/test_shrink_changes.py"
+PUBLISHED = "tests/test_check_published.py"
+S3 = "tests/test_publish_s3.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
            "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
@@ -185,6 +187,28 @@ MUTANTS = [
            (SHRINK,)),
     Mutant("a URL back in the set is a change (IndexNow, changes file)", "crawler/state/lastmod.py",
            "changed=(changed or relisted) and not resumed", "changed=changed and not resumed", (SHRINK,)),
+    Mutant("a wrong public copy fails the run", "crawler/cli/crawl.py",
+           "code = EXIT_PUBLIC_COPY_WRONG if not result.public_check.ok and code == 0 else code", "code = code",
+           (PUBLISHED,)),
+    Mutant("the public copy is tried again within --check-wait", "crawler/cli/published_check.py",
+           "if result.ok or time.monotonic() + pause > give_up:", "if True:", (PUBLISHED,)),
+    Mutant("the public copy is compared with what was published", "crawler/cli/published_check.py",
+           "            expect=config.output_dir,\n", "", (PUBLISHED,)),
+    Mutant("S3: the index is uploaded after its shards", "crawler/sitemaps/remote.py",
+           "[*shards, *([index_name] if index_name in changed else [])]",
+           "[*([index_name] if index_name in changed else []), *shards]", (S3,)),
+    Mutant("S3: only our own objects are deleted", "crawler/sitemaps/remote.py",
+           "stale = [name for name in manifest if name not in local and name != MANIFEST_NAME]",
+           "stale = [name for name in existing if name not in local and name != MANIFEST_NAME]", (S3,)),
+    Mutant("S3: a shard whose upload was not confirmed is uploaded again", "crawler/sitemaps/remote.py",
+           "changed = [name for name in local if manifest.get(name) != local[name] or name not in existing]",
+           "changed = [name for name in local if (manifest.get(name) or local[name]) != local[name]"
+           " or name not in existing]", (S3,)),
+    Mutant("S3: gzip shards are application/gzip", "crawler/sitemaps/remote.py",
+           'content_type = "application/gzip" if name.endswith(".gz") else "application/xml"',
+           'content_type = "application/xml"', (S3,)),
+    Mutant("S3: a SIGTERM stops the upload", "crawler/cli/publishing.py",
+           "for signum in (signal.SIGTERM, signal.SIGINT)}", "for signum in ()}", (S3,)),
 ]  # fmt: skip
 
 

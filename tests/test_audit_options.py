@@ -13,6 +13,7 @@ from scrapy.settings import Settings
 
 from crawler.cli import masked
 from crawler.cli.parser import add_audit_options, add_crawl_options, build_parser, option_kinds
+from crawler.cli.publishing import add_publishing_options
 from crawler.validate.sets import check_set
 from settings.environment import env_name
 from settings.layers import build_layers
@@ -33,6 +34,7 @@ def _actions() -> dict[str, argparse.Action]:
     parser = argparse.ArgumentParser(add_help=False)
     add_crawl_options(parser)
     add_audit_options(parser)
+    add_publishing_options(parser)  # crawl and update only, in the one option model too
     return {action.dest: action for action in parser._actions}
 
 

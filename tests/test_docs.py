@@ -33,12 +33,12 @@ def long_options(command: argparse.ArgumentParser) -> list[str]:
 
 def test_every_subcommand_is_in_the_readme() -> None:
     commands = subcommands()
-    assert set(commands) == {"crawl", "update", "serve", "validate", "audit", "config", "worker"}
+    assert set(commands) == {"crawl", "update", "serve", "validate", "check", "audit", "config", "worker"}
     missing = [name for name in commands if f"sitemap-crawler {name}" not in README]
     assert missing == []
 
 
-@pytest.mark.parametrize("name", ["crawl", "update", "serve", "validate", "audit", "config", "worker"])
+@pytest.mark.parametrize("name", ["crawl", "update", "serve", "validate", "check", "audit", "config", "worker"])
 def test_every_option_of_every_subcommand_is_in_the_readme(name: str) -> None:
     options = long_options(subcommands()[name])
     assert options, name

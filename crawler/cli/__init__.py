@@ -28,6 +28,7 @@ COMMANDS = {
     "update": ("crawler.cli.crawl", "run_crawl_command"),
     "serve": ("crawler.cli.serve", "run_serve"),
     "validate": ("crawler.cli.validate", "run_validate"),
+    "check": ("crawler.cli.check", "run_check"),
     "audit": ("crawler.cli.audit", "run_audit"),
     "config": ("crawler.cli.config", "run_config"),
     "worker": ("crawler.cli.worker", "run_worker"),

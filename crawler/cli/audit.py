@@ -100,6 +100,8 @@ def run_audit(args: argparse.Namespace) -> int:
     settings, origins = build_layers(args, "audit", option_kinds())
     if settings.get("SITEMAP_DISTRIBUTED") or settings.getint("SITEMAP_WORKERS"):
         raise UsageError("audit records every link in one process: run it without --distributed or --workers")
+    if settings.getbool("SITEMAP_CHECK_PUBLISHED"):
+        raise UsageError("an audit's set is not published: run `sitemap-crawler check URL` once it is deployed")
     if "SITEMAP_OUTPUT_DIR" not in origins:
         settings.set("SITEMAP_OUTPUT_DIR", "audit", priority="cmdline")
     out = Path(str(settings.get("SITEMAP_OUTPUT_DIR")))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from crawler.cli.published_check import add_published_check_options
+
 __all__ = ["add_change_options"]
 
 
@@ -20,3 +22,4 @@ def add_change_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--accept-shrink", action="store_true", default=None, help="publish this run even if it shrinks the set more"
     )
+    add_published_check_options(parser)

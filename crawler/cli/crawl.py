@@ -21,6 +21,8 @@ from scrapy.settings import Settings
 
 from crawler.cli.crawl_summary import crawl_failure, notification_line, plural, summarize, summary_event
 from crawler.cli.parser import UsageError, option_kinds
+from crawler.cli.published_check import EXIT_PUBLIC_COPY_WRONG, check_public_copy
+from crawler.cli.publishing import EXIT_UPLOAD_FAILED, mirror_published, preflight, remote_line
 from crawler.cli.shared import (
     LocalWorkers,
     SharedCrawlError,
@@ -207,6 +209,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     if not config.overwrite_foreign and (clash := publisher(config).foreign_set(config.basename)):
         raise UsageError(str(ForeignFiles(config.output_dir, clash)))
     check_shared(config, settings)
+    if config.publish is not None:
+        preflight(config.publish)
     started = time.monotonic()
     try:
         with private_redis(settings):
@@ -218,6 +222,14 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     published = result.export.publish
     refused = result.export.not_published is NotPublished.SHRINK
     code = (EXIT_SHRINK if refused else 1) if published is None else 3 if result.side_errors else 0
+    if published is not None and config.publish is not None and result.stopped_by is None:
+        result.remote = mirror_published(config.publish, published, overwrite_foreign=config.overwrite_foreign)
+        code = EXIT_UPLOAD_FAILED if result.remote.error is not None else code
+        result.stopped_by = result.remote.stopped_by
+    if published is not None and config.check_published and result.stopped_by is None and code in (0, 3):
+        user_agent = str(settings.get("USER_AGENT"))
+        result.public_check = check_public_copy(config, published, result.export.added, user_agent)
+        code = EXIT_PUBLIC_COPY_WRONG if not result.public_check.ok and code == 0 else code
     if result.stopped_by is not None:
         code = EXIT_SIGNAL + result.stopped_by
     if config.log_format == "json":
@@ -233,6 +245,10 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         print(
             f"Sitemap index: {published.index_path} ({plural(len(published.shards), 'sitemap file')})", file=sys.stderr
         )
+        if result.remote is not None:
+            print(remote_line(result.remote), file=sys.stderr)
+        if code == EXIT_PUBLIC_COPY_WRONG:
+            print("sitemap-crawler: error: published, but the public copy is wrong (above)", file=sys.stderr)
         if result.export.notification is not None:
             print(notification_line(result.export.notification), file=sys.stderr)
         print("Add this line to robots.txt:", file=sys.stderr)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from crawler.cli.published_check import check_fields
+from crawler.cli.publishing import remote_fields
 from crawler.extensions.progress import progress_counts
 from crawler.logs import json_event
 from crawler.modes import RunMode
@@ -78,6 +80,9 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     if export.changes is not None:
         said = export.changes.words() or "nothing"
         lines.append(f"Changes: {said} (see {export.changes_path})")
+    if result.public_check is not None:
+        lines.append(f"Public copy: {result.public_check.verdict()}")
+        lines.extend(f"  {finding}" for finding in result.public_check.findings[:20])
     return lines
 
 
@@ -135,6 +140,13 @@ def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapCon
         fields["url"] = published.index_url
         if result.export.changes is not None:
             fields["changes"] = result.export.changes.summary()
+        if result.public_check is not None:
+            fields["check"] = check_fields(result.public_check)
         if result.side_errors:
             fields["detail"] = "; ".join(result.side_errors)
+        if result.remote is not None:
+            fields["s3"] = remote_fields(result.remote)
+            if result.remote.error is not None:
+                upload = f"not published to {result.remote.target}: {result.remote.error}"
+                fields["detail"] = "; ".join([*result.side_errors, upload])
     return json_event("ERROR" if code else "INFO", "sitemap-crawler", message, **fields)

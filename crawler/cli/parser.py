@@ -6,6 +6,8 @@ import argparse
 from functools import cache
 
 from crawler.cli.changes import add_change_options
+from crawler.cli.check import add_check_command
+from crawler.cli.publishing import add_publishing_options
 from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
 from crawler.cli.usage import Parser, UsageError
@@ -72,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_crawl_options(crawl)
+    add_publishing_options(crawl)
     update = commands.add_parser(
         "update",
         help="fetch only some URLs of a crawled site and update its sitemaps",
@@ -84,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_crawl_options(update)
+    add_publishing_options(update)
     update.add_argument("--add", action="append", default=[], metavar="URL", help="a new or changed URL (repeatable)")
     update.add_argument("--remove", action="append", default=[], metavar="URL", help="a deleted URL (repeatable)")
     serve = commands.add_parser(
@@ -144,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_crawl_options(config)
     add_audit_options(config)
+    add_publishing_options(config)
     add_worker_command(commands)
+    add_check_command(commands)
     validate = commands.add_parser(
         "validate",
         help="validate a sitemap, an index (with what it lists) or a folder tree",
@@ -185,6 +191,7 @@ def option_kinds() -> dict[str, str]:
     parser = argparse.ArgumentParser(add_help=False)
     add_crawl_options(parser)
     add_audit_options(parser)
+    add_publishing_options(parser)  # crawl and update only
     kinds = {}
     for action in parser._actions:  # argparse has no public list of its actions
         if action.dest not in OPTION_SETTINGS:

@@ -55,8 +55,11 @@ class Parser(argparse.ArgumentParser):
             elif not after_option:  # every word after an unknown option may be its value, unquoted
                 shown.append(word)
         known = [name for action in self._all_actions() for name in action.option_strings]
-        close = difflib.get_close_matches(next((w for w in shown if w.startswith("--")), ""), known, n=1)
+        first = next((w for w in shown if w.startswith("--")), "")
+        close = difflib.get_close_matches(first, known, n=1)
         hint = f" (options are never abbreviated: did you mean {close[0]}?)" if close else ""
+        if close and close[0] == first:  # another command's option (audit --publish)
+            hint = f" ({first} is not an option of this command)"
         return f"unrecognized arguments: {' '.join(shown)}{hint}"
 
     def _all_actions(self) -> list[argparse.Action]:

@@ -1,0 +1,300 @@
+"""The steps of a check, as a search engine takes them (pure): robots.txt, the top
+sitemaps, every shard they list, then a sample of the listed URLs.
+
+The HTTP client (a Scrapy spider) asks :meth:`SetCheck.start` for the first
+fetches and hands each answer to :meth:`SetCheck.answered` (or a failure to
+:meth:`SetCheck.failed`), which returns the next fetches. The top sitemaps are
+all read before any shard (so the shards' shares of the sample are known),
+the shards before the sample. Nothing of a shard is kept but its sample
+candidates and what validate's set context keeps (hashes of the locs seen).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from protego import Protego
+
+from crawler.check.findings import ServedFinding
+from crawler.check.result import CheckResult, plural
+from crawler.check.sample import Listed, Sampler
+from crawler.check.served import Headers, Undecodable, decode_content, judge_page, read_served
+from crawler.protocol import MAX_BYTES
+from crawler.robots_rules import MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
+from crawler.urls import normalize_or_raw, resolve_link
+from crawler.validate.document import DocumentCheck, Entry, SetContext
+
+__all__ = ["Fetch", "SetCheck", "is_site_root", "origin_of"]
+
+#: The most of a sampled page's body that is read (its head says noindex and canonical).
+PAGE_BYTES = 10 * 1024 * 1024
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def is_site_root(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.path in ("", "/") and not parts.query
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """One request: *role* robots, top (a sitemap named by robots.txt or the user), shard, page."""
+
+    url: str
+    role: str
+    hops: int = 0  # robots.txt redirects followed so far
+    shard: int = 0  # the shard's place in the set (the sample's order)
+    entry: Entry | None = None  # the index entry that lists a shard
+    listed: Listed | None = None  # the sampled URL's entry
+    base: str = ""  # the folder URL of the top sitemap (--expect's root)
+
+
+class SetCheck:
+    def __init__(
+        self,
+        target: str,
+        *,
+        user_agent: str,
+        robots_agent: str = "googlebot",
+        sample: int = 50,
+        extra_urls: tuple[str, ...] = (),
+        expect: Path | None = None,
+    ) -> None:
+        self.target = target
+        self.user_agent = user_agent
+        self.token = robots_agent
+        self.extra_urls = extra_urls
+        self.expect = expect
+        self.origin = origin_of(target)
+        self.robots: Protego | None = None
+        self.robots_url = self.origin + "/robots.txt"
+        self.robots_failed = False
+        self.result = CheckResult(target)
+        self._context = SetContext(self.origin, True)
+        self._sampler = Sampler(sample, 1)
+        self._pending = 0
+        self._phase = "robots"
+        self._shards: list[Fetch] = []
+        self._seen: set[str] = set()
+
+    # -- the client's side ---------------------------------------------------------
+
+    def start(self) -> list[Fetch]:
+        return self._issue([Fetch(self.robots_url, "robots")])
+
+    def answered(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> list[Fetch]:
+        self._pending -= 1
+        if self._phase == "over":
+            return []
+        if fetch.role == "robots":
+            return self._robots(fetch, status, headers, body)
+        if fetch.role == "page":
+            self._page(fetch, status, headers, body)
+        elif status != 200:
+            self._sitemap_failed(fetch, f"answers HTTP {status}", headers)
+        else:
+            self._sitemap(fetch, headers, body)
+        return self._next()
+
+    def failed(self, fetch: Fetch, message: str, *, oversized: bool = False) -> list[Fetch]:
+        """No answer (*message* says why); *oversized*: the body was larger than the client reads."""
+        self._pending -= 1
+        if self._phase == "over":
+            return []  # cancelled at the deadline, reported by it
+        if fetch.role == "robots":
+            return self._robots(fetch, 0, {}, b"", message)
+        if fetch.role == "page":
+            assert fetch.listed is not None
+            why = f"larger than {PAGE_BYTES:,} bytes, not read" if oversized else f"no answer ({message.rstrip('.')})"
+            self._add(fetch.listed, "sample-status", f"{fetch.url}: {why}")
+        elif oversized:
+            self._finding(ServedFinding.at(fetch.url, "size", f"larger than {MAX_BYTES} bytes as served"))
+        else:
+            self._sitemap_failed(fetch, f"no answer ({message.rstrip('.')})", {})
+        return self._next()
+
+    def interrupted(self, seconds: float) -> None:
+        """The total deadline ran out (the client stopped): say what was left unchecked."""
+        if self._phase in ("done", "over"):
+            return
+        left = (
+            plural(self._pending, "request")
+            + " unanswered"
+            + (", the sample not fetched" if self._phase != "pages" else "")
+        )
+        message = f"the deadline of {seconds:g} s ran out with the check unfinished: {left}"
+        self._finding(ServedFinding.at(self.target, "deadline", message))
+        self._phase = "over"
+
+    def finish(self, elapsed: float) -> CheckResult:
+        self.result.elapsed = elapsed
+        self.result.findings.sort(key=lambda finding: (finding.file, finding.line, finding.col))
+        return self.result
+
+    # -- the steps -----------------------------------------------------------------
+
+    def _issue(self, fetches: list[Fetch]) -> list[Fetch]:
+        self._pending += len(fetches)
+        return fetches
+
+    def _finding(self, finding: ServedFinding) -> None:
+        self.result.findings.append(finding)
+
+    def _robots(self, fetch: Fetch, status: int, headers: Headers, body: bytes, failure: str = "") -> list[Fetch]:
+        if 300 <= status < 400 and fetch.hops < MAX_ROBOTS_REDIRECTS:
+            target = resolve_link(fetch.url, (headers.get("location") or [""])[0])
+            if target and redirect_followed(self.origin, target):
+                return self._issue([Fetch(target, "robots", hops=fetch.hops + 1)])
+        lines: list[str] = []
+        if status == 200:
+            try:
+                body = decode_content(body, ", ".join(headers.get("content-encoding", [])))
+            except Undecodable:
+                body = b""  # read as an empty robots.txt
+            self.robots = parse_robots(truncated(body))
+            lines = [normalize_or_raw(line) for line in self.robots.sitemaps]
+        elif status >= 500 or not status:
+            self.robots_failed = True
+            why = f"answers HTTP {status}" if status else f"no answer ({failure.rstrip('.')})"
+            message = f"robots.txt {why}; a search engine reads the whole site as disallowed until it answers"
+            self._finding(ServedFinding.at(self.robots_url, "robots", message))
+        tops = self._tops(lines, status)
+        self.result.sitemaps = tops
+        self._phase = "tops"
+        fetches = [
+            Fetch(url, "top", shard=number - len(tops), base=url.rsplit("/", 1)[0] + "/")
+            for number, url in enumerate(tops)
+        ]
+        return self._issue([self._sitemap_fetch(fetch) for fetch in fetches])
+
+    def _tops(self, lines: list[str], status: int) -> list[str]:
+        """The top sitemaps to read, and whether robots.txt names them."""
+        own = [line for line in dict.fromkeys(lines) if origin_of(line) == self.origin]
+        why = "" if status == 200 else f" (robots.txt answers HTTP {status})" if status else ""
+        if is_site_root(self.target):
+            if own or self.robots_failed:  # a robots.txt that failed is reported already
+                return own or [self.origin + "/sitemap.xml"]
+            fallback = self.origin + "/sitemap.xml"
+            message = f"no Sitemap: line on {self.origin}{why}: search engines must be told of {fallback} by hand"
+            self._finding(ServedFinding.at(self.robots_url, "robots-sitemap", message))
+            return [fallback]
+        target = normalize_or_raw(self.target)
+        if target not in lines and not self.robots_failed:
+            named = f" (it names {', '.join(own[:3])})" if own else ""
+            message = f"no Sitemap: line names {self.target}{why}{named}: add 'Sitemap: {self.target}'"
+            self._finding(ServedFinding.at(self.robots_url, "robots-sitemap", message))
+        return [self.target]
+
+    def _sitemap_fetch(self, fetch: Fetch) -> Fetch:
+        """*fetch*, after noting whether robots.txt lets a search engine read it."""
+        if self.robots is not None and not self.robots.can_fetch(fetch.url, self.user_agent):
+            entry = fetch.entry
+            where = (entry.file, entry.line, entry.col) if entry else (self.robots_url, 1, 1)
+            message = f"robots.txt disallows {fetch.url} for {self.user_agent}"
+            self._finding(ServedFinding(*where, "robots-blocked", message, fetch.url))
+        return fetch
+
+    def _sitemap_failed(self, fetch: Fetch, why: str, headers: Headers) -> None:
+        location = headers.get("location")
+        message = f"{fetch.url} {why}" + (f" to {location[0]}" if location else "")
+        entry = fetch.entry
+        where = (entry.file, entry.line, entry.col) if entry else (fetch.url, 1, 1)
+        self._finding(ServedFinding(*where, "status", message, fetch.url))
+
+    def _sitemap(self, fetch: Fetch, headers: Headers, body: bytes) -> None:
+        self.result.files += 1
+        served = read_served(fetch.url, headers, body)
+        del body
+        for rule, message in served.problems:
+            self._finding(ServedFinding.at(fetch.url, rule, message))
+        if served.document is None:
+            return
+        if self.expect is not None:
+            self._compare(fetch, served.document)
+        check = DocumentCheck(fetch.url, self._context)
+        children: list[Entry] = []
+        for item in check.run(served.document):
+            if not isinstance(item, Entry):
+                self._finding(ServedFinding.of(item))
+            elif item.kind == "url":
+                self.result.urls += 1
+                self._sampler.offer(fetch.shard, Listed(item.loc, item.file, item.line, item.col))
+            elif fetch.role == "top":
+                children.append(item)
+        if check.kind == "sitemapindex" and fetch.role == "shard":
+            assert fetch.entry is not None
+            message = f"{fetch.url} is an index: an index may not list another index"
+            entry = fetch.entry
+            self._finding(ServedFinding(entry.file, entry.line, entry.col, "nested-index", message, fetch.url))
+        for entry in children:
+            if origin_of(entry.loc) == self.origin and entry.loc not in self._seen:  # others: validate's host rule
+                self._seen.add(entry.loc)
+                self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=fetch.base))
+
+    def _compare(self, fetch: Fetch, document: bytes) -> None:
+        assert self.expect is not None
+        if not fetch.url.startswith(fetch.base):
+            return
+        relative = unquote(urlsplit(fetch.url[len(fetch.base) :]).path)
+        local = self.expect / relative
+        if ".." in Path(relative).parts or not local.is_file():
+            message = f"{fetch.url} is served, but {self.expect} has no {relative}: an old file left on the server"
+            self._finding(ServedFinding.at(fetch.url, "stale", message))
+            return
+        published = read_served(fetch.url, {}, local.read_bytes()).document
+        if published != document:
+            message = f"{fetch.url} differs from {local}: a cache or CDN serves an old copy (or the upload failed)"
+            self._finding(ServedFinding.at(fetch.url, "stale", message))
+
+    def _next(self) -> list[Fetch]:
+        if self._pending or self._phase in ("done", "over", "pages"):
+            if self._phase == "pages" and not self._pending:
+                self._phase = "done"
+            return []
+        if self._phase == "tops":
+            self._phase = "shards"
+            shards = self._shards
+            self._shards = []
+            self._sampler.shards = max(len(shards), 1)
+            placed = [
+                Fetch(f.url, f.role, shard=number + 1, entry=f.entry, base=f.base) for number, f in enumerate(shards)
+            ]
+            fetches = [self._sitemap_fetch(fetch) for fetch in placed]
+            if fetches:
+                return self._issue(fetches)
+        self._phase = "pages"
+        fetches = self._pages()
+        if not fetches:
+            self._phase = "done"
+        return self._issue(fetches)
+
+    def _pages(self) -> list[Fetch]:
+        chosen = self._sampler.chosen()
+        known = {listed.loc for listed in chosen}
+        chosen += [Listed(url, url, 1, 1) for url in dict.fromkeys(self.extra_urls) if url not in known]
+        fetches: list[Fetch] = []
+        for listed in chosen:
+            self.result.sampled += 1
+            if self.robots is not None and not self.robots.can_fetch(listed.loc, self.user_agent):
+                self._add(listed, "sample-robots", f"robots.txt disallows {listed.loc} for {self.user_agent}")
+            else:
+                fetches.append(Fetch(listed.loc, "page", listed=listed))
+        return fetches
+
+    def _page(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> None:
+        assert fetch.listed is not None
+        try:
+            body = decode_content(body, ", ".join(headers.get("content-encoding", [])), PAGE_BYTES)
+        except Undecodable:
+            body = b""  # its status and headers still say what they say
+        for rule, message in judge_page(fetch.url, status, headers, body, self.token):
+            self._add(fetch.listed, rule, message)
+
+    def _add(self, listed: Listed, rule: str, message: str) -> None:
+        self._finding(ServedFinding(listed.file, listed.line, listed.col, rule, message, listed.loc))

@@ -1,0 +1,98 @@
+"""``crawl --check-published``: the public copy checked as a search engine fetches it (SPEC S10).
+
+The site's own folder is its web root. Published into it, the set is served
+at once, and the check passes; published elsewhere (a deploy step that did
+not run), the public index is missing; an old copy left in the web root is
+stale. The server's request log shows the check asking, with the crawler's
+User-Agent, and asking again while the copy is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from settings import USER_AGENT
+from tests.conftest import crawl, run_cli
+from tests.server import SiteServer
+
+EXIT_PUBLIC_COPY_WRONG = 6
+PAGES = 5
+
+
+class Site:
+    def __init__(self, root: Path) -> None:
+        self.folder = root / "site" / "web"
+        self.folder.mkdir(parents=True)
+        self.server = SiteServer(sites={"127.0.0.1": "web"}, root=root / "site")
+
+    def start(self) -> Site:
+        self.server.start()
+        index = self.server.url("/sitemap.xml")
+        (self.folder / "robots.txt").write_text(f"User-agent: *\nAllow: /\n\nSitemap: {index}\n")
+        self.write(PAGES)
+        return self
+
+    def write(self, pages: int) -> None:
+        links = "".join(f'<a href="/p{n}.html">page {n}</a>' for n in range(pages))
+        (self.folder / "index.html").write_text(f"<html><head><title>Home</title></head><body>{links}</body></html>")
+        for n in range(pages):
+            page = f"<html><head><title>Page {n}</title></head><body>{n}</body></html>"
+            (self.folder / f"p{n}.html").write_text(page)
+
+    def asked(self, path: str) -> int:
+        return self.server.paths().count(path)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    site = Site(tmp_path).start()
+    yield site
+    site.server.stop()
+
+
+def test_a_set_published_into_the_web_root_passes_its_check(site: Site) -> None:
+    result = crawl(site.server.url(), site.folder, "--check-published")
+    stderr = result.process.stderr
+    assert result.code == 0, stderr
+    assert len(result.listed) == PAGES + 1
+    assert "Public copy: http://127.0.0.1:" in stderr and "/sitemap.xml: valid (" in stderr, stderr
+    # The check read the index and its shard over HTTP, with the crawler's User-Agent.
+    checked = [hit for hit in site.server.hits if hit.path in ("/sitemap.xml", "/sitemap-1.xml")]
+    assert {hit.path for hit in checked} == {"/sitemap.xml", "/sitemap-1.xml"}
+    assert {hit.user_agent for hit in checked} == {USER_AGENT}
+
+
+def test_a_public_copy_that_is_not_there_is_tried_again_then_fails_the_run(site: Site, tmp_path: Path) -> None:
+    out = tmp_path / "out"  # published, but not deployed to the web root
+    result = crawl(site.server.url(), out, "--check-published", "--check-wait", "2", "--log-format", "json")
+    assert result.code == EXIT_PUBLIC_COPY_WRONG, result.process.stderr
+    assert (out / "sitemap.xml").is_file()  # the set is published: only its public copy is wrong
+    summary = json.loads(result.process.stderr.splitlines()[-1])
+    assert summary["exit"] == EXIT_PUBLIC_COPY_WRONG and summary["check"]["ok"] is False
+    assert summary["check"]["errors"] >= 1 and "404" in json.dumps(summary["check"]["findings"])
+    assert site.asked("/sitemap.xml") >= 2  # tried again within --check-wait
+
+
+def test_an_old_copy_left_in_the_web_root_is_stale(site: Site, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = crawl(site.server.url(), out)
+    assert first.code == 0
+    for name in ("sitemap.xml", "sitemap-1.xml"):  # yesterday's deploy
+        shutil.copy(out / name, site.folder / name)
+    site.write(PAGES + 2)  # today the site has two more pages
+    second = crawl(site.server.url(), out, "--check-published", "--check-wait", "0")
+    stderr = second.process.stderr
+    assert second.code == EXIT_PUBLIC_COPY_WRONG, stderr
+    assert "stale" in stderr, stderr
+    assert "published, but the public copy is wrong" in stderr
+
+
+def test_an_audit_refuses_to_check_a_set_it_does_not_publish(tmp_path: Path) -> None:
+    result = run_cli("audit", "http://127.0.0.1:9/", "--production-url", "https://e.com", "--check-published",
+                     "--out", str(tmp_path / "audit"))  # fmt: skip
+    assert result.returncode == 2 and "sitemap-crawler check URL" in result.stderr, result.stderr
