@@ -31,6 +31,7 @@ lint: install
 test: lint test-tools
 	@if command -v podman >/dev/null && command -v debootstrap >/dev/null; then . .ci/podman-setup; fi; \
 	  $(BIN)/python -m pytest
+	$(BIN)/python tests/install_check.py
 
 # One-line mutants of the rules SPEC names, each against the tests that guard it (the kill table).
 mutants: install test-tools

@@ -10,7 +10,7 @@ from crawler.cli.check import add_check_command
 from crawler.cli.publishing import add_publishing_options
 from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
-from crawler.cli.usage import Parser, UsageError
+from crawler.cli.usage import Parser, UsageError, package_version
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
 from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import option_type
@@ -65,6 +65,7 @@ EXIT_FINDINGS = 4
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="sitemap-crawler", description="Crawl a website and publish its XML sitemaps.")
+    parser.add_argument("--version", action="version", version=f"sitemap-crawler {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     crawl = commands.add_parser(
         "crawl",

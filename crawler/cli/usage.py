@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.metadata
 from typing import Any, NoReturn
 
-__all__ = ["Parser", "UsageError"]
+__all__ = ["Parser", "UsageError", "package_version"]
+
+
+def package_version() -> str:
+    """The installed distribution's version (``unknown`` in a checkout that was never installed)."""
+    try:
+        return importlib.metadata.version("sitemap-crawler")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 class UsageError(Exception):
