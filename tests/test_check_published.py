@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from settings import USER_AGENT
-from tests.conftest import crawl, run_cli
+from tests.conftest import CLI, crawl, run_cli
 from tests.server import SiteServer
 
 EXIT_PUBLIC_COPY_WRONG = 6
@@ -46,6 +48,10 @@ class Site:
 
     def asked(self, path: str) -> int:
         return self.server.paths().count(path)
+
+    def asked_locked(self, path: str) -> int:
+        """:meth:`asked`, for a caller that holds the server's lock (waiting on its condition)."""
+        return sum(hit.path == path for hit in self.server.hits)
 
 
 @pytest.fixture
@@ -77,6 +83,25 @@ def test_a_public_copy_that_is_not_there_is_tried_again_then_fails_the_run(site:
     assert summary["exit"] == EXIT_PUBLIC_COPY_WRONG and summary["check"]["ok"] is False
     assert summary["check"]["errors"] >= 1 and "404" in json.dumps(summary["check"]["findings"])
     assert site.asked("/sitemap.xml") >= 2  # by the check only, and tried again within --check-wait
+
+
+def test_a_sigterm_during_the_check_stops_it_at_once(site: Site, tmp_path: Path) -> None:
+    """Waiting for a public copy that never comes (--check-wait 60), the run stops on SIGTERM."""
+    (site.folder / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    out = tmp_path / "out"
+    command = [str(CLI), "crawl", site.server.url(), "--out", str(out), "-q", "--delay", "0", "--check-published",
+               "--check-wait", "60"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with site.server.arrived:  # the check has asked for the public index: an event, not a sleep
+            assert site.server.arrived.wait_for(lambda: site.asked_locked("/sitemap.xml") >= 1, 60)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=20)  # well within the 60 s it would otherwise wait
+    finally:
+        process.kill()
+    assert process.returncode == 143, stderr
+    assert (out / "sitemap.xml").is_file()  # published; only the check was cut short
+    assert "Traceback" not in stderr
 
 
 def test_an_old_copy_left_in_the_web_root_is_stale(site: Site, tmp_path: Path) -> None:

@@ -228,8 +228,12 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         result.stopped_by = result.remote.stopped_by
     if published is not None and config.check_published and result.stopped_by is None and code in (0, 3):
         user_agent = str(settings.get("USER_AGENT"))
-        result.public_check = check_public_copy(config, published, result.export.added, user_agent)
-        code = EXIT_PUBLIC_COPY_WRONG if not result.public_check.ok and code == 0 else code
+        checked = check_public_copy(config, published, result.export.added, user_agent)
+        if isinstance(checked, int):
+            result.stopped_by = checked
+        else:
+            result.public_check = checked
+            code = EXIT_PUBLIC_COPY_WRONG if not checked.ok and code == 0 else code
     if result.stopped_by is not None:
         code = EXIT_SIGNAL + result.stopped_by
     if config.log_format == "json":

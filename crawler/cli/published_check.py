@@ -6,12 +6,15 @@ of ``sitemap-crawler check`` runs on the index's public URL (``--base-url``),
 comparing what is served with what was published (a different byte is
 ``stale``), and samples the URLs this run added too. A CDN or a deploy may
 take a moment: a check with errors is tried again, with growing pauses,
-until ``--check-wait`` seconds have passed.
+until ``--check-wait`` seconds have passed. A SIGTERM or SIGINT meanwhile
+stops it at once (Scrapy's handlers, which outlive its reactor, would let
+the check go on): the set is published, only its check is cut short.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -45,26 +48,44 @@ def add_published_check_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _Stopped(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stopped(signum)
+
+
 def check_public_copy(
     config: SitemapConfig, published: PublishResult, added: list[str], user_agent: str
-) -> CheckResult:
-    """The check of the public copy, tried again until it passes or ``check_wait`` is spent."""
+) -> CheckResult | int:
+    """The check of the public copy, tried again until it passes or ``check_wait`` is spent; or
+    the number of the signal that stopped it."""
     from crawler.spiders.check import check_published  # noqa: PLC0415 - Scrapy's check only when asked
 
     give_up = time.monotonic() + config.check_wait
     pause = _FIRST_PAUSE
-    while True:
-        result = check_published(
-            published.index_url,
-            user_agent=user_agent,
-            robots_agent=config.robots_token,
-            expect=config.output_dir,
-            extra_urls=tuple(added[:ADDED_SAMPLED]),
-        )
-        if result.ok or time.monotonic() + pause > give_up:
-            return result
-        time.sleep(pause)  # the public copy may still be on its way: nothing to await but time
-        pause *= 2
+    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            result = check_published(
+                published.index_url,
+                user_agent=user_agent,
+                robots_agent=config.robots_token,
+                expect=config.output_dir,
+                extra_urls=tuple(added[:ADDED_SAMPLED]),
+            )
+            if result.ok or time.monotonic() + pause > give_up:
+                return result
+            time.sleep(pause)  # the public copy may still be on its way: nothing to await but time
+            pause *= 2
+    except _Stopped as stopped:  # the check's child process, if one runs, is killed by subprocess.run
+        return stopped.signum
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def check_fields(result: CheckResult) -> dict[str, Any]:
