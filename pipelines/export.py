@@ -49,6 +49,7 @@ from crawler.stats import Stat, dropped
 from settings.config import SitemapConfig, beside
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
     from typing import Self
 
@@ -213,21 +214,9 @@ class SitemapExportPipeline:
             json.dumps({"url": url, "status": status, "outcome": outcome, "reason": reason})
             for url, status, outcome, reason in state.removals()
         ]
-        path = self.config.removals_path
-        tmp = path.with_name(f".{path.name}.tmp")  # one run per output folder: no other writer
         result.removed_urls = len(lines)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError as error:
-            with suppress(OSError):
-                tmp.unlink()
-            context_of(self.crawler).result.side_errors.append(
-                f"removals report {path} not written: {error.strerror or error}"
-            )
-            return
-        result.removals_path = path
+        if self._write_beside(self.config.removals_path, lines, "removals report"):
+            result.removals_path = self.config.removals_path
 
     def _shrink_refusal(self, state: RunState | None) -> str | None:
         """Why this run may not replace the published set (it lost too much of it), or ``None``."""
@@ -245,26 +234,34 @@ class SitemapExportPipeline:
 
     def _report_changes(self, state: RunState, result: ExportResult) -> None:
         """OUT.changes.jsonl: every URL this run added, changed or removed, with what it was and is."""
-        path = self.config.changes_path
-        tmp = path.with_name(f".{path.name}.tmp")
         counts = ChangeCounts.of(())
+
+        def lines() -> Iterator[str]:
+            for change in state.changes():
+                counts.add(change)
+                if change.kind is Kind.ADDED and len(result.added) < ADDED_KEPT:
+                    result.added.append(change.url)
+                yield change.line()
+
+        if self._write_beside(self.config.changes_path, lines(), "changes file"):
+            result.changes, result.changes_path = counts, self.config.changes_path
+
+    def _write_beside(self, path: Path, lines: Iterable[str], what: str) -> bool:
+        """Write *lines* to a file beside OUT through a temporary one (one run per output folder:
+        no other writer); a failure is the run's side error, named by *what*."""
+        tmp = path.with_name(f".{path.name}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tmp.open("w", encoding="utf-8") as file:
-                for change in state.changes():
-                    counts.add(change)
-                    if change.kind is Kind.ADDED and len(result.added) < ADDED_KEPT:
-                        result.added.append(change.url)
-                    file.write(change.line() + "\n")
+                for line in lines:
+                    file.write(line + "\n")
             os.replace(tmp, path)
         except OSError as error:
             with suppress(OSError):
                 tmp.unlink()
-            context_of(self.crawler).result.side_errors.append(
-                f"changes file {path} not written: {error.strerror or error}"
-            )
-            return
-        result.changes, result.changes_path = counts, path
+            context_of(self.crawler).result.side_errors.append(f"{what} {path} not written: {error.strerror or error}")
+            return False
+        return True
 
     def _count(self, result: ExportResult) -> None:
         stats = self.crawler.stats
