@@ -9,7 +9,7 @@ URL ?=
 OUT ?= sitemaps
 ARGS ?=
 
-.PHONY: install crawl test test-tools lint mutants bench bench-tools
+.PHONY: install crawl test test-tools lint docs mutants bench bench-tools
 
 $(BIN)/sitemap-crawler: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +28,15 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/vulture
 
-test: lint test-tools
+test: lint docs test-tools
 	@if command -v podman >/dev/null && command -v debootstrap >/dev/null; then . .ci/podman-setup; fi; \
 	  $(BIN)/python -m pytest
 	$(BIN)/python tests/install_check.py
+
+# The documentation site, strictly: any warning (a broken link or reference, a page in no table of
+# contents) fails; the reference pages are written from the code first (docs/conf.py).
+docs: install
+	$(BIN)/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
 
 # One-line mutants of the rules SPEC names, each against the tests that guard it (the kill table).
 mutants: install test-tools

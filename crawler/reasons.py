@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from scrapy.exceptions import DropItem, IgnoreRequest
 
-__all__ = ["Excluded", "Limit", "OutOfScope", "Reason", "RobotsDisallowed", "pages_spent"]
+__all__ = ["MEANINGS", "WARNINGS", "Excluded", "Limit", "OutOfScope", "Reason", "RobotsDisallowed", "pages_spent"]
 
 
 class Reason(StrEnum):
@@ -29,6 +29,45 @@ class Reason(StrEnum):
     REMOVED = "removed"  # dropped by `update --remove`
     UNREADABLE = "unreadable"  # a body that could not be decoded or parsed
     DUPLICATE = "duplicate"  # the same content as a page already listed, named in the detail
+
+
+#: What each reason means, in the order a URL meets the rules: the reference's table of reasons.
+MEANINGS: dict[Reason, str] = {
+    Reason.FETCH_ERROR: "no response after retries (DNS, refused, timeout); a body over DOWNLOAD_MAXSIZE "
+    "(32 MiB), on the wire or once decompressed, says `body over N bytes`",
+    Reason.ROBOTS: "robots.txt disallows it for the user agent (never requested)",
+    Reason.OUT_OF_SCOPE: "another scheme, host or port than the start URL's (never requested)",
+    Reason.LIMIT: "over a crawl limit (never requested); the detail says which: depth, url_length, "
+    "query_variants or pages",
+    Reason.REDIRECT: "a 3xx answer; `redirect_to` names the target; the last hop followed of a chain longer "
+    "than --max-redirects says `chain too long`",
+    Reason.UNREADABLE: "a 200 HTML page whose body could not be decoded or parsed",
+    Reason.REMOVED: "dropped by `update --remove`",
+    Reason.STATUS: "any status other than 200 (404, 410, 500 after retries, ...)",
+    Reason.EXCLUDED: "matches --exclude, or matches no --include (the page is still crawled, its links followed)",
+    Reason.CONTENT_TYPE: "not text/html or application/xhtml+xml, unless allowed by --allow-type",
+    Reason.NOINDEX: '`noindex` or `none` in `<meta name="robots">`, in `<meta name="TOKEN">` for the '
+    "crawler token (googlebot by default), or in an X-Robots-Tag header (plain or `TOKEN: noindex`)",
+    Reason.CANONICALISED: '`<link rel="canonical">` or a `Link: <...>; rel="canonical"` header names another '
+    "URL (compared after normalisation; the target is crawled); conflicting canonicals are ignored",
+    Reason.DUPLICATE: "the same content as a page already listed (title and visible text with volatile parts "
+    "blanked, images, links); the detail names the one kept; --keep-duplicates lists them all",
+}
+
+#: The codes of the report's ``"outcome": "warning"`` lines: findings that need the whole site or
+#: say what a run could not read. Sent with the ``url_warning`` signal; never rename one.
+WARNINGS: dict[str, str] = {
+    "hreflang-not-reciprocal": "an hreflang alternate that does not link back",
+    "hreflang-not-indexable": "an hreflang alternate that is not listed (see its own report line)",
+    "hreflang-no-self": "a page with alternates that does not list itself, and no version names it",
+    "entry-cut": "a `<url>` entry too big for one sitemap file lost its last images, videos or alternates",
+    "entry-too-big": "a `<url>` entry too big for one sitemap file even when cut: left out, the rest published",
+    "robots-truncated": "robots.txt over 500 KiB: only the first 500 KiB read, as Google does",
+    "robots-unavailable": "robots.txt redirects off the site or too often (RFC 9309): read as no robots.txt",
+    "sitemap-other-origin": "robots.txt names a sitemap on another origin: not read",
+    "not-itemised": "one line counting the URLs never requested that got no line of their own (--max-not-requested)",
+    "render-fetch": "a request of a rendered page refused (another origin, a method, a type) or failed",
+}
 
 
 class Limit(StrEnum):

@@ -149,14 +149,14 @@ TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 LOG_LEVEL = "INFO"
 
-# --- sitemap-crawler ---------------------------------------------------------
+# --- The crawl and its sitemap set -------------------------------------------
 SITEMAP_START_URL = None
 SITEMAP_OUTPUT_DIR = "sitemaps"
 SITEMAP_BASE_URL = None  # default: the root of the crawled site
 SITEMAP_REPORT_PATH = None  # default: <output dir>.crawl-report.jsonl beside it
 SITEMAP_BASENAME = "sitemap"
 SITEMAP_GZIP = False
-SITEMAP_GZIP_LEVEL = 6
+SITEMAP_GZIP_LEVEL = 6  # gzip's compression level for the shards
 SITEMAP_MAX_URLS_PER_FILE = MAX_URLS
 SITEMAP_MAX_BYTES_PER_FILE = MAX_BYTES
 SITEMAP_MAX_PAGES = 100_000
@@ -165,7 +165,7 @@ SITEMAP_MAX_URL_LENGTH = MAX_LOC_LENGTH
 SITEMAP_MAX_QUERY_VARIANTS = 100  # query strings or path parameters per path
 SITEMAP_MAX_REDIRECTS = 10  # hops of one redirect chain that are followed
 SITEMAP_MAX_NOT_REQUESTED = 10_000  # report lines per reason for URLs never requested; the rest are counted
-SITEMAP_MAX_CRAWL_DELAY = 30.0
+SITEMAP_MAX_CRAWL_DELAY = 30.0  # seconds: the longest robots.txt Crawl-delay obeyed (0: no cap)
 SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)
 SITEMAP_INCLUDE: list[str] = []
 SITEMAP_EXCLUDE: list[str] = []
@@ -173,7 +173,7 @@ SITEMAP_ALLOWED_CONTENT_TYPES = list(HTML_TYPES)
 SITEMAP_ROBOTS_TOKEN = "googlebot"
 SITEMAP_FOLLOW_NOFOLLOW = False
 SITEMAP_KEEP_DUPLICATES = False  # list every page of the same content, not only the first met
-SITEMAP_PROGRESS = False
+SITEMAP_PROGRESS = False  # the live progress line on stderr (the CLI turns it on unless -q)
 SITEMAP_LOG_FORMAT = "text"  # or "json": one object per line on stderr, progress and summary as events
 # Sitemap extensions (SPEC S5).
 SITEMAP_IMAGES = True
@@ -209,10 +209,11 @@ SITEMAP_RENDER_PAGES = 4  # responses in or waiting for the browser at once
 SITEMAP_RENDER_WAIT_BUDGET = 5.0  # seconds of virtual time a page's timers may run
 SITEMAP_RENDER_ALLOW_ORIGINS: list[str] = []  # e.g. an asset CDN whose scripts must run
 SITEMAP_CHROMIUM = None  # default: Debian's chromium-headless-shell on PATH
+# IndexNow, object storage and event-driven updates.
 SITEMAP_INDEXNOW_ENDPOINT = None  # e.g. https://api.indexnow.org/indexnow; off unless set with a key
 SITEMAP_INDEXNOW_KEY = None
 SITEMAP_INDEXNOW_KEY_LOCATION = None  # default: <site root>/<key>.txt
-SITEMAP_INDEXNOW_BATCH = 10_000
+SITEMAP_INDEXNOW_BATCH = 10_000  # URLs per IndexNow request
 SITEMAP_INDEXNOW_TIMEOUT = 30.0  # seconds for one IndexNow request in all (key file or batch)
 SITEMAP_PUBLISH = None  # s3://BUCKET/PREFIX: the set is also mirrored there from the output folder
 SITEMAP_S3_ENDPOINT_URL = None  # an S3-compatible service (default: AWS); credentials: boto3's default chain

@@ -18,6 +18,7 @@ __all__ = [
     "ENV_PREFIX",
     "KINDS",
     "OTHER_VARIABLES",
+    "VARIABLES",
     "check_variables",
     "env_name",
     "from_environment",
@@ -26,15 +27,19 @@ __all__ = [
 ]
 
 ENV_PREFIX = "SITEMAP_CRAWLER_"
-#: ``SITEMAP_CRAWLER_*`` variables that are not options with a setting, and who reads them.
-OTHER_VARIABLES = frozenset(
-    ENV_PREFIX + name
-    for name in (
-        "CONFIG",  # --config (settings.layers)
-        "PROFILE",  # --profile (settings.layers, and crawler.cli for how to report an error)
-        "SHARED_SECRET",  # the shared crawl's secret (settings.distributed), never a setting
-    )
-)
+#: Variables read besides ``SITEMAP_CRAWLER_<OPTION>``, and what they hold (the reference lists them).
+VARIABLES = {
+    ENV_PREFIX + "CONFIG": "the TOML file of `--config` (settings.layers)",
+    ENV_PREFIX + "PROFILE": "the profile of `--profile` (settings.layers)",
+    ENV_PREFIX + "SHARED_SECRET": "the shared crawl's secret, on the coordinator and every worker; never a "
+    "setting, never in Redis (settings.distributed)",
+    "SITEMAP_STAGING_USER": "`audit`: the staging site's basic-auth user, when `--user` is not given",
+    "SITEMAP_STAGING_PASSWORD": "`audit`: its password, when neither `--password` nor `--password-env` is given",
+    "SITEMAP_STAGING_COOKIE": "`audit`: one more `NAME=VALUE` cookie for the staging origin",
+    "SITEMAP_WEBHOOK_TOKEN": "`serve`: the webhook's shared secret, when `--token` is not given",
+}
+#: ``SITEMAP_CRAWLER_*`` variables that are not options with a setting.
+OTHER_VARIABLES = frozenset(name for name in VARIABLES if name.startswith(ENV_PREFIX))
 #: The kinds an option value can be, as the command line parses them.
 KINDS = ("bool", "int", "float", "list", "str")
 _TRUE = frozenset({"1", "true", "yes", "on"})

@@ -20,10 +20,10 @@ from settings.layers import build_layers
 from settings.options import OPTION_SETTINGS
 from settings.ranges import RANGES, Range, checked
 from tests.conftest import crawl, run_cli
+from tests.docs_text import DOCS, reference
 from tests.server import SiteServer
 
 ROOT = Path(__file__).parent.parent
-README = (ROOT / "README.md").read_text("utf-8")
 START = "https://www.example.com/"
 #: Every option that takes a number, and the setting (with its range) behind it.
 NUMERIC = sorted(dest for dest, kind in option_kinds().items() if kind in ("int", "float"))
@@ -85,17 +85,18 @@ CASES = [
 ]
 
 
-def test_every_numeric_option_has_a_range_and_the_readme_shows_it() -> None:
+def test_every_numeric_option_has_a_range_and_the_reference_shows_it() -> None:
+    """The generated reference gives each range in the row of its option or setting."""
     assert len(NUMERIC) >= 17
+    rows = [*reference("commands.md").splitlines(), *reference("settings.md").splitlines()]
     for dest in NUMERIC:
         span = RANGES[OPTION_SETTINGS[dest]]
-        row = next(line for line in README.splitlines() if line.startswith(f"| `--{dest.replace('_', '-')}`"))
-        assert span.describe() in row, (dest, span.describe(), row)
-    text = " ".join(README.split())  # prose wraps anywhere
-    for name, span in RANGES.items():  # the settings table, the Scrapy list, the other commands' options
+        option = [line for line in rows if line.startswith(f"| `--{dest.replace('_', '-')}`")]
+        assert any(span.describe() in line for line in option), (dest, span.describe(), option)
+    for name, span in RANGES.items():  # the settings, Scrapy's, the other commands' options
         token = f"`{name.split()[-1]}`"
-        in_a_row = any(token in line and span.describe() in line for line in README.splitlines())
-        assert in_a_row or re.search(re.escape(token) + ".{0,80}?" + re.escape(span.describe()), text), name
+        assert any(line.startswith((f"| {token}", f"| [{token}]")) for line in rows), name
+        assert any(token in line and span.describe() in line for line in rows), name
 
 
 @pytest.mark.parametrize(("dest", "value", "words", "layer"), CASES)
@@ -202,7 +203,13 @@ def test_every_variable_the_project_reads_is_known() -> None:
     option's variable or one of the others read elsewhere, and a run with all of them set
     (as a container or CI might) is not refused."""
     sources = [*ROOT.glob("crawler/**/*.py"), *ROOT.glob("settings/*.py"), *ROOT.glob("tests/*.py")]
-    sources += [ROOT / "README.md", ROOT / "Dockerfile", ROOT / "Makefile", *ROOT.glob(".ci/*")]
+    sources += [
+        *ROOT.glob("docs/**/*.md"),
+        ROOT / "README.md",
+        ROOT / "Dockerfile",
+        ROOT / "Makefile",
+        *ROOT.glob(".ci/*"),
+    ]
     found = {name for path in sources for name in re.findall(rf"{ENV_PREFIX}[A-Z][A-Z_]*[A-Z]", path.read_text())}
     options = {env_name(dest) for dest in option_kinds()}
     assert len(found) > 40 and SECRET_VARIABLE in OTHER_VARIABLES
@@ -226,10 +233,10 @@ def test_a_config_file_that_is_not_a_regular_file_is_refused_before_it_is_opened
 
 
 def readme_config_commands() -> list[list[str]]:
-    """Every ``config show`` command line of the README and of ``config --help``, without the
+    """Every ``config show`` command line of the docs and of ``config --help``, without the
     prompt and the environment."""
     commands = []
-    for line in [*README.splitlines(), *CONFIG_EXAMPLE.splitlines()]:
+    for line in [*DOCS.splitlines(), *CONFIG_EXAMPLE.splitlines()]:
         if "sitemap-crawler config show" in line and "[" not in line:  # not the synopsis
             words = shlex.split(line.split("sitemap-crawler", 1)[1])
             commands.append(words)

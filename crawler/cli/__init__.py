@@ -15,12 +15,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from crawler.cli.exits import EXIT_USAGE
 from crawler.cli.parser import UsageError, build_parser
 from crawler.logs import MASK, json_event
 
 __all__ = ["build_parser", "main"]
 
-EXIT_USAGE = 2
 #: Each command's module and function, imported only when that command runs: ``--help`` and
 #: ``validate`` never load Scrapy's crawler machinery.
 COMMANDS = {

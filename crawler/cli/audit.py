@@ -31,7 +31,8 @@ from crawler.audit.report import write_report
 from crawler.audit.sources import off_origin, site_sitemaps
 from crawler.cli.audit_output import RECORD_NAME, AuditOutput
 from crawler.cli.audit_summary import FailOn, compare_with, parse_fail_on, previous_audit, print_summary
-from crawler.cli.crawl import EXIT_SIGNAL, effective_config, log_filters, run_crawl
+from crawler.cli.crawl import effective_config, log_filters, run_crawl
+from crawler.cli.exits import EXIT_SIGNAL
 from crawler.cli.parser import UsageError, option_kinds
 from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.logs import MASK

@@ -15,7 +15,7 @@ from typing import Any
 from crawler.audit.changes import NEW, PreviousAudit, mark, read_previous
 from crawler.audit.findings import Kind
 from crawler.audit.report import AuditReport
-from crawler.cli.parser import EXIT_FINDINGS
+from crawler.cli.exits import EXIT_FINDINGS
 from crawler.cli.usage import UsageError
 from crawler.logs import json_event
 

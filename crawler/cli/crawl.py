@@ -20,9 +20,10 @@ from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.cli.crawl_summary import crawl_failure, notification_line, plural, summarize, summary_event
+from crawler.cli.exits import EXIT_PUBLIC_COPY_WRONG, EXIT_SHRINK, EXIT_SIGNAL, EXIT_UPLOAD_FAILED
 from crawler.cli.parser import UsageError, option_kinds
-from crawler.cli.published_check import EXIT_PUBLIC_COPY_WRONG, check_public_copy
-from crawler.cli.publishing import EXIT_UPLOAD_FAILED, mirror_published, preflight, remote_line
+from crawler.cli.published_check import check_public_copy
+from crawler.cli.publishing import mirror_published, preflight, remote_line
 from crawler.cli.shared import (
     LocalWorkers,
     SharedCrawlError,
@@ -44,12 +45,7 @@ from settings.config import SitemapConfig
 from settings.distributed import worker_settings
 from settings.layers import build_layers, explain
 
-#: A run stopped by a signal exits with 128 + its number: 143 for SIGTERM, 130 for SIGINT.
-EXIT_SIGNAL = 128
-#: Nothing published: the set would have shrunk by more than --max-shrink.
-EXIT_SHRINK = 5
-
-__all__ = ["EXIT_SIGNAL", "effective_config", "run_crawl_command"]
+__all__ = ["effective_config", "run_crawl_command"]
 
 
 def effective_config(settings: Settings, origins: dict[str, str]) -> SitemapConfig:

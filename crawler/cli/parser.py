@@ -15,7 +15,7 @@ from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
 from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import option_type
 
-__all__ = ["EXIT_FINDINGS", "UsageError", "add_audit_options", "add_crawl_options", "build_parser", "option_kinds"]
+__all__ = ["UsageError", "add_audit_options", "add_crawl_options", "build_parser", "option_kinds"]
 
 CRAWL_EXAMPLE = """\
 example:
@@ -59,8 +59,6 @@ example:
   SITEMAP_CRAWLER_MAX_PAGES=5000 sitemap-crawler config show https://www.example.com/ --config crawl.toml
   sitemap-crawler config show --for audit --profile container https://staging.example.com/
 """
-#: Exit status of an audit whose --fail-on findings were found (its report is written).
-EXIT_FINDINGS = 4
 
 
 def build_parser() -> argparse.ArgumentParser:

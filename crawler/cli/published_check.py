@@ -23,10 +23,8 @@ if TYPE_CHECKING:
     from crawler.sitemaps.publish import PublishResult
     from settings.config import SitemapConfig
 
-__all__ = ["EXIT_PUBLIC_COPY_WRONG", "add_published_check_options", "check_fields", "check_public_copy"]
+__all__ = ["add_published_check_options", "check_fields", "check_public_copy"]
 
-#: Published, but the public copy is not what a search engine can read.
-EXIT_PUBLIC_COPY_WRONG = 6
 #: URLs this run added that the check samples besides its own sample (the first ones).
 ADDED_SAMPLED = 200
 _FIRST_PAUSE = 1.0

@@ -18,18 +18,12 @@ if TYPE_CHECKING:  # the parser imports this module: --help stays fast
     from settings.s3 import Publish
 
 __all__ = [
-    "EXIT_UPLOAD_FAILED",
     "add_publishing_options",
     "mirror_published",
     "preflight",
     "remote_fields",
     "remote_line",
 ]
-
-#: Exit status of a run whose set was published into the output folder, but not (all) uploaded to
-#: --publish: the bucket keeps a complete set (the previous one, or the new one without its clean-up),
-#: and the next run finishes the upload.
-EXIT_UPLOAD_FAILED = 7
 
 
 def add_publishing_options(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,8 @@ from types import FrameType
 
 from scrapy.settings import Settings
 
-from crawler.cli.crawl import EXIT_SIGNAL, log_filters, run_crawl
+from crawler.cli.crawl import log_filters, run_crawl
+from crawler.cli.exits import EXIT_SIGNAL
 from crawler.cli.parser import UsageError
 from crawler.urls import normalize_or_raw, site_root
 from settings.distributed import SECRET_VARIABLE, check_auth, check_ca_file, masked_url, shared_secret

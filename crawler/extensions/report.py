@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["CrawlReport", "ReportLine"]
+__all__ = ["REPORT_FIELDS", "CrawlReport", "ReportLine"]
 
 LISTED = "listed"
 EXCLUDED = "excluded"
@@ -42,6 +42,25 @@ WARNING = "warning"
 UNEXPECTED = "error"
 
 ReportLine = dict[str, object]
+#: Every field a report line can have, and what it holds: the report format (never rename one).
+REPORT_FIELDS = {
+    "url": "the URL, normalised as the crawl spells it",
+    "status": "the HTTP status of its answer; null when it was never requested",
+    "outcome": "`listed`, `excluded` or `warning` (a whole-site finding about the URL)",
+    "reason": "null when listed; else a reason code, or for a warning its code (the tables below)",
+    "detail": "what exactly: the limit, the duplicate kept, the robots.txt rule, ... (null when nothing to add)",
+    "depth": "clicks from the start URL (a sitemap entry is 1; a redirect target keeps its URL's depth)",
+    "referrer": "the first page found linking to it (null for the start URL and sitemap entries)",
+    "redirect_to": "a redirect's target",
+    "redirect_chain": "the URLs of the redirect chain that led here",
+    "canonical": "the URL its canonical names",
+    "images": "listed lines: the number of images written for it",
+    "videos": "listed lines: the number of videos written for it",
+    "alternates": "listed lines: the number of hreflang alternates written for it",
+    "news": "listed lines: its news publication date, when it is a news article",
+    "render": "with --render: whether the page was rendered and what script changed (noindex, canonical, links)",
+    "notes": "what was left out of its entry and why (a video, images over the limit, an invalid hreflang)",
+}
 
 
 def _remove_stale(path: Path) -> None:
