@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from crawler.cli.crawl import effective_config
-from crawler.cli.parser import CONFIG_EXAMPLE, UsageError, build_parser, option_kinds
+from crawler.cli.examples import CONFIG_EXAMPLE
+from crawler.cli.parser import UsageError, build_parser, option_kinds
 from settings.distributed import SECRET_VARIABLE
 from settings.environment import ENV_PREFIX, OTHER_VARIABLES, check_variables, env_name
 from settings.layers import build_layers

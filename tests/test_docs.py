@@ -20,9 +20,10 @@ from crawler.cli.exits import EXIT_STATUSES
 from crawler.cli.parser import option_kinds
 from crawler.extensions.report import REPORT_FIELDS
 from crawler.reasons import MEANINGS, WARNINGS, Reason
-from crawler.reference.commands import subcommands
+from crawler.reference.commands import GROUPS, subcommands
 from settings.distributed import SECRET_VARIABLE
 from settings.environment import VARIABLES, env_name
+from settings.options import OPTION_SETTINGS
 from tests.conftest import crawl
 from tests.docs_text import README, ROOT, guide, hand_written, reference
 from tests.server import SiteServer
@@ -231,3 +232,31 @@ def test_the_audit_guide_shows_every_finding_kind_with_its_severity_and_fix() ->
         assert row is not None, kind
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert (cells[1], cells[3]) == (rule(kind.value).severity.value, rule(kind.value).fix), kind
+
+
+def test_the_retried_statuses_are_the_ones_named() -> None:
+    """--retries and the crawling guide name the statuses Scrapy retries (RETRY_HTTP_CODES), not "5xx"."""
+    from scrapy.settings import Settings
+
+    codes = Settings({**{k: v for k, v in vars(default_settings).items() if k.isupper()}}).getlist("RETRY_HTTP_CODES")
+    retries = next(a for a in subcommands()["crawl"]._actions if a.dest == "retries")
+    named = {int(n) for n in re.findall(r"\d{3}", (retries.help or "").replace("502-504", "502 503 504"))}
+    assert named == {int(code) for code in codes}
+    assert all(str(code) in guide("crawling.md") for code in codes)
+
+
+def test_a_default_named_in_an_options_help_is_the_real_one() -> None:
+    """``--concurrency ... (default: 4)`` in --help (and so in the reference) is the setting's
+    default: a default changed in settings/__init__.py cannot leave the help behind."""
+    probe = argparse.ArgumentParser(add_help=False)
+    for _, _, build in GROUPS:
+        build(probe)
+    named = 0
+    for action in probe._actions:
+        setting = OPTION_SETTINGS.get(action.dest)
+        found = re.search(r"\((?:default:? )?(\d+(?:\.\d+)?)\)", action.help or "")
+        if setting is None or found is None:
+            continue
+        assert float(found.group(1)) == float(getattr(default_settings, setting)), (action.dest, action.help)
+        named += 1
+    assert named >= 6

@@ -7,6 +7,14 @@ from functools import cache
 
 from crawler.cli.changes import add_change_options
 from crawler.cli.check import add_check_command
+from crawler.cli.examples import (
+    AUDIT_EXAMPLE,
+    CONFIG_EXAMPLE,
+    CRAWL_EXAMPLE,
+    SERVE_EXAMPLE,
+    UPDATE_EXAMPLE,
+    VALIDATE_EXAMPLE,
+)
 from crawler.cli.publishing import add_publishing_options
 from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
@@ -16,49 +24,6 @@ from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import option_type
 
 __all__ = ["UsageError", "add_audit_options", "add_crawl_options", "build_parser", "option_kinds"]
-
-CRAWL_EXAMPLE = """\
-example:
-  sitemap-crawler crawl https://www.example.com/ --out public/ --gzip
-  sitemap-crawler crawl https://www.example.com/ --out public/ --exclude '/search' --max-pages 5000
-"""
-
-
-VALIDATE_EXAMPLE = """\
-example:
-  sitemap-crawler validate public/sitemap.xml
-  sitemap-crawler validate public/ --origin https://www.example.com --strict
-  sitemap-crawler validate https://www.example.com/sitemap.xml.gz
-"""
-
-
-UPDATE_EXAMPLE = """\
-example:
-  sitemap-crawler update https://www.example.com/ --out public/ --add https://www.example.com/new-post
-  sitemap-crawler update https://www.example.com/ --out public/ --remove https://www.example.com/old-post
-"""
-
-
-SERVE_EXAMPLE = """\
-example:
-  SITEMAP_WEBHOOK_TOKEN=s3cret sitemap-crawler serve https://www.example.com/ --out public/
-  curl -X POST -H 'Authorization: Bearer s3cret' -d '{"add": ["https://www.example.com/new"]}' \\
-       http://127.0.0.1:8787/update
-"""
-
-
-AUDIT_EXAMPLE = """\
-example:
-  SITEMAP_STAGING_PASSWORD=s3cret sitemap-crawler audit https://staging.example.com/ --out audit/ \\
-       --user preview --production-url https://www.example.com --as-if-no-blocker
-  sitemap-crawler audit https://staging.example.com/ --out audit/ --production-url https://www.example.com \\
-       --fail-on staging-blocker,broken-links,listed-not-indexable
-"""
-CONFIG_EXAMPLE = """\
-example:
-  SITEMAP_CRAWLER_MAX_PAGES=5000 sitemap-crawler config show https://www.example.com/ --config crawl.toml
-  sitemap-crawler config show --for audit --profile container https://staging.example.com/
-"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,9 +236,13 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--robots-token", metavar="TOKEN", help="crawler token for <meta name=TOKEN> (default: googlebot)"
     )
     parser.add_argument("--concurrency", type=int, metavar="N", help="parallel requests to the site (default: 4)")
-    parser.add_argument("--delay", type=float, metavar="SECONDS", help="pause between requests (default: 0.25)")
+    parser.add_argument(
+        "--delay", type=float, metavar="SECONDS", help="a fixed pause between requests (default: adaptive)"
+    )
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="download timeout per request (default: 30)")
-    parser.add_argument("--retries", type=int, metavar="N", help="retries for 5xx and network errors (default: 2)")
+    parser.add_argument(
+        "--retries", type=int, metavar="N", help="retries of 500, 502-504, 522, 524, 408, 429, network errors"
+    )
     parser.add_argument("--include", action="append", metavar="REGEX", help="list only URLs matching (repeatable)")
     parser.add_argument("--exclude", action="append", metavar="REGEX", help="never list URLs matching (repeatable)")
     parser.add_argument(
