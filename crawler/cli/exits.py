@@ -38,11 +38,19 @@ EXIT_STATUSES: tuple[tuple[int, str, str], ...] = (
         EXIT_FAILED,
         "all",
         (
-            "the run failed and nothing was published (no listable page, the start URL unreachable, the "
-            "browser cannot start); validate and check: the set has errors (with --strict, warnings too)"
+            "nothing was published, and the message says why: the start URL unreachable or disallowed by "
+            "robots.txt, robots.txt unreadable, no listable page, the browser cannot start; validate and "
+            "check: the set has errors (with --strict, warnings too); worker: no crawl to join, or refused"
         ),
     ),
-    (EXIT_USAGE, "all", "a usage error: a bad option, value, config file or folder, said in one line on stderr"),
+    (
+        EXIT_USAGE,
+        "all",
+        (
+            "a usage error, in one line on stderr: a bad option or value, a bad config file, an unwritable or "
+            "colliding path, another run on the same output folder or state store, a foreign file in the way"
+        ),
+    ),
     (
         EXIT_SIDE_FILE,
         "crawl, update",

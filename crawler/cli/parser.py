@@ -187,7 +187,10 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
         help="read pages as if the site-wide noindex or Disallow: / were absent",
     )
     parser.add_argument(
-        "--ignore-robots", action="store_true", default=None, help="crawl despite robots.txt (logged loudly)"
+        "--ignore-robots",
+        action="store_true",
+        default=None,
+        help="crawl despite robots.txt's rules, loudly (its Sitemap: lines and Crawl-delay still count)",
     )
     parser.add_argument("--deep-threshold", type=int, metavar="N", help="pages deeper are deep-pages (5)")
     parser.add_argument("--sitemap", action="append", metavar="URL_OR_PATH", help="the site's sitemap to compare with")
