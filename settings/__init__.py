@@ -2,7 +2,8 @@
 
 Defaults are polite enough for a small live site: a few parallel requests to
 the one host, a short delay, robots.txt obeyed, Crawl-delay honoured. Every
-``SITEMAP_*`` key is documented in the README and parsed by
+``SITEMAP_*`` key is documented in the generated settings reference (its comment
+here is its meaning there: crawler/reference) and parsed by
 :mod:`settings.config`; :mod:`settings.layers` puts the command line, a TOML
 file and ``--set`` over these defaults.
 """

@@ -3,7 +3,7 @@
 A number out of its range, or not finite (``nan``, ``inf``), stops the run
 before anything is fetched or written: a delay of ``1e308`` seconds is a
 crawl that never ends, a timeout of ``nan`` fails every request in words no
-user could act on. The README's option and settings tables give the same
+user could act on. The generated reference (crawler/reference) shows the same
 ranges (tests/test_config_checks.py holds them to it).
 """
 
@@ -27,7 +27,7 @@ class Range:
     whole: bool = True  # an integer, not a float
 
     def describe(self) -> str:
-        """``0 to 600 seconds``: as the README and the error messages say it."""
+        """``0 to 600 seconds``: as the reference and the error messages say it."""
         return f"{_figure(self.low)} to {_figure(self.high)}" + (f" {self.unit}" if self.unit else "")
 
 

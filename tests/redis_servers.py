@@ -27,7 +27,7 @@ from crawler.distributed.server import free_port
 
 __all__ = ["CRAWL_ACL", "TlsRedis", "make_certificates"]
 
-#: The crawl's user as the README tells a user to make it: its keys only, no channels, no
+#: The crawl's user as the shared-crawl guide tells a user to make it: its keys only, no channels, no
 #: dangerous command (CONFIG, KEYS, FLUSHALL, DEBUG, ...) and nothing else a crawl does not do.
 CRAWL_ACL = (
     "~sitemap-crawler:* resetchannels -@all +@read +@write +@scripting +@transaction +@connection +time "

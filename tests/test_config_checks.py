@@ -200,7 +200,7 @@ def test_unknown_names_in_a_config_file(tmp_path: Path) -> None:
 
 
 def test_every_variable_the_project_reads_is_known() -> None:
-    """Grep the code, the README and the build for ``SITEMAP_CRAWLER_*`` names: each is an
+    """Grep the code, the docs and the build for ``SITEMAP_CRAWLER_*`` names: each is an
     option's variable or one of the others read elsewhere, and a run with all of them set
     (as a container or CI might) is not refused."""
     sources = [*ROOT.glob("crawler/**/*.py"), *ROOT.glob("settings/*.py"), *ROOT.glob("tests/*.py")]

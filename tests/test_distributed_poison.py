@@ -305,7 +305,7 @@ def test_what_workers_write_is_sealed_and_what_is_not_is_refused_or_fetched_agai
 
 
 def test_a_worker_given_the_secret_in_a_file_seals_what_it_writes(redis_url: str, tmp_path: Path) -> None:
-    """The README's way: the secret in a file on each machine, not in the environment."""
+    """The shared-crawl guide's way: the secret in a file on each machine, not in the environment."""
     site = chain_site(tmp_path, 40)
     (tmp_path / "secret").write_text(TEST_SECRET + "\n")
     environment = {key: value for key, value in os.environ.items() if key != "SITEMAP_CRAWLER_SHARED_SECRET"}

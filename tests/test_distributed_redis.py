@@ -100,7 +100,7 @@ def test_tls_and_requirepass_with_local_workers_give_the_set_of_one_process(site
 
 
 def test_an_acl_user_and_a_separate_worker_give_the_set_of_one_process(site: SiteServer, tmp_path: Path) -> None:
-    """The README's ACL line (its keys only, no channels, no dangerous command, default user off)
+    """The shared-crawl guide's ACL line (its keys only, no channels, no dangerous command, default user off)
     is all a crawl needs; CONFIG is refused to it, so nothing is said about eviction."""
     redis = TlsRedis(tmp_path / "redis", acl=CRAWL_ACL).start()
     try:

@@ -9,7 +9,7 @@ command line and the status its outcome is answered with, the bytes of an
 answer given before a request is complete, and the log line of an answer
 (never the token). ``crawler/cli/serve.py`` serves it on Twisted's web server.
 
-The limits below are the ones the README documents.
+The limits below are the ones the documentation gives (docs/guides/scheduled.md).
 """
 
 from __future__ import annotations
