@@ -20,7 +20,9 @@ from crawler.cli.exits import EXIT_STATUSES
 from crawler.cli.parser import option_kinds
 from crawler.extensions.report import REPORT_FIELDS
 from crawler.reasons import MEANINGS, WARNINGS, Reason
+from crawler.reference import PAGES
 from crawler.reference.commands import GROUPS, subcommands
+from crawler.reference.markdown import code, table
 from settings.distributed import SECRET_VARIABLE
 from settings.environment import VARIABLES, env_name
 from settings.options import OPTION_SETTINGS
@@ -260,3 +262,18 @@ def test_a_default_named_in_an_options_help_is_the_real_one() -> None:
         assert float(found.group(1)) == float(getattr(default_settings, setting)), (action.dest, action.help)
         named += 1
     assert named >= 6
+
+
+def test_reference_cells_escape_pipes_and_tags_but_not_code() -> None:
+
+    text = table(["a"], [["each page's <html lang> | `<meta name=X>`"]])
+    assert text.splitlines()[2] == "| each page's &lt;html lang> \\| `<meta name=X>` |"
+    assert code("a`b") == "``a`b``"
+
+
+def test_the_committed_reference_is_the_generated_one() -> None:
+    """docs/reference/ is committed so that it reads on any forge too, and every docs build
+    rewrites it from the code: a change to an option, a setting or a reason without
+    `make docs` fails here, never drifts."""
+    stale = [name for name in PAGES if (ROOT / "docs" / "reference" / name).read_text("utf-8") != reference(name)]
+    assert stale == [], f"run `make docs` and commit docs/reference/: {stale}"

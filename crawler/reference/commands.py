@@ -9,7 +9,7 @@ from collections.abc import Callable
 import settings as defaults
 from crawler.cli.parser import add_audit_options, add_crawl_options, build_parser
 from crawler.cli.publishing import add_publishing_options
-from crawler.reference.markdown import GENERATED, code, table
+from crawler.reference.markdown import GENERATED, code, prose, table
 from settings.environment import ENV_PREFIX, VARIABLES, env_name
 from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import RANGES
@@ -152,7 +152,7 @@ def commands_page() -> str:
         out.append(f"## `sitemap-crawler {name}`\n\n")
         out.append(f"```text\n{_synopsis(name, parser)}\n```\n\n")
         if parser.description:
-            out.append(parser.description + "\n\n")
+            out.append(prose(parser.description) + "\n\n")
         dests = {a.dest for a in _actions(parser)}
         shared = [(title, anchor) for title, anchor, _ in GROUPS if groups[anchor] <= dests]
         taken = set().union(*(groups[anchor] for _, anchor in shared)) if shared else set()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
-__all__ = ["GENERATED", "code", "table"]
+__all__ = ["GENERATED", "code", "prose", "table"]
 
 #: The first lines of every generated page: where it comes from, so nobody edits it by hand.
 GENERATED = "<!-- Generated from the code by crawler/reference (docs/conf.py); do not edit. -->\n\n"
@@ -18,8 +19,22 @@ def code(text: object) -> str:
     return f"{fence}{pad}{shown}{pad}{fence}"
 
 
+#: Inline code spans, left as they are; outside them text is escaped.
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
+
+
+def prose(text: str) -> str:
+    """Help text as Markdown: ``<html lang>`` outside code spans is text, not a tag to render."""
+    parts, last = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        parts += [text[last : span.start()].replace("<", "&lt;"), span.group(0)]
+        last = span.end()
+    parts.append(text[last:].replace("<", "&lt;"))
+    return "".join(parts)
+
+
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return prose(" ".join(text.split())).replace("|", "\\|")
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

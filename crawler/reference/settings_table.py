@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 
@@ -37,7 +38,7 @@ def sitemap_settings() -> list[Setting]:
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT and token.line.strip().startswith("#"):
             text = token.string.lstrip("#").strip().strip("-").strip()
-            section = text.rstrip(".") if text else section
+            section = re.sub(r"\s*\(SPEC S\d+\)", "", text).rstrip(".") if text else section
         elif token.type == tokenize.NAME and token.start[1] == 0 and token.string.startswith("SITEMAP_"):
             pending = token.string
         elif token.type == tokenize.COMMENT and pending:
@@ -64,10 +65,11 @@ def _options_of() -> dict[str, tuple[str, str]]:
 
 
 def _meaning(setting: Setting, option: tuple[str, str] | None) -> str:
-    parts = [option[1]] if option else []
-    if setting.comment and setting.comment not in parts:
-        parts.append(setting.comment)
-    return "; ".join(parts)
+    """The settings module's comment, written about the setting; its option's help when the
+    comment only gives the default (``# default: the root of the crawled site``) or is missing."""
+    if option and (not setting.comment or setting.comment.startswith("default:")):
+        return option[1]
+    return setting.comment
 
 
 def _kind(value: object) -> str:
