@@ -28,14 +28,15 @@ PAGES: dict[str, Callable[[], str]] = {
 
 
 def write_pages(folder: Path) -> list[Path]:
-    """Write every page into *folder*, rewriting a file only when its text changed (Sphinx
-    then rebuilds only what changed)."""
+    """Write every page into *folder*; the ones whose text changed (or that were missing) are
+    returned: the committed copy was stale. An unchanged file is not touched, so Sphinx
+    rebuilds only what changed."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    stale = []
     for name, page in PAGES.items():
         path = folder / name
         text = page()
         if not path.exists() or path.read_text("utf-8") != text:
             path.write_text(text, "utf-8")
-        written.append(path)
-    return written
+            stale.append(path)
+    return stale
