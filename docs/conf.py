@@ -32,6 +32,8 @@ exclude_patterns = ["_build"]
 # Links to a heading of another page (`[x](guides/audit.md#finding-kinds)`) are checked.
 myst_heading_anchors = 4
 myst_enable_extensions = ["deflist"]
+# `--max-pages` stays two hyphens, quotes stay straight: what is shown is what is typed.
+smartquotes = False
 nitpicky = True
 suppress_warnings: list[str] = []
 

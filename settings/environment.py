@@ -29,10 +29,10 @@ __all__ = [
 ENV_PREFIX = "SITEMAP_CRAWLER_"
 #: Variables read besides ``SITEMAP_CRAWLER_<OPTION>``, and what they hold (the reference lists them).
 VARIABLES = {
-    ENV_PREFIX + "CONFIG": "the TOML file of `--config` (settings.layers)",
-    ENV_PREFIX + "PROFILE": "the profile of `--profile` (settings.layers)",
+    ENV_PREFIX + "CONFIG": "the TOML file of `--config`",
+    ENV_PREFIX + "PROFILE": "the profile of `--profile`",
     ENV_PREFIX + "SHARED_SECRET": "the shared crawl's secret, on the coordinator and every worker; never a "
-    "setting, never in Redis (settings.distributed)",
+    "setting, never in Redis",
     "SITEMAP_STAGING_USER": "`audit`: the staging site's basic-auth user, when `--user` is not given",
     "SITEMAP_STAGING_PASSWORD": "`audit`: its password, when neither `--password` nor `--password-env` is given",
     "SITEMAP_STAGING_COOKIE": "`audit`: one more `NAME=VALUE` cookie for the staging origin",

@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
-    validate.add_argument("--origin", metavar="URL", help="scheme://host every loc must use (default: inferred)")
+    validate.add_argument("--origin", metavar="URL", help="scheme://host[:port] every loc must use (default: inferred)")
     validate.add_argument(
         "--root", metavar="DIR", help="folder served as the site root, where an index's entries are looked up"
     )

@@ -42,7 +42,7 @@ def add_published_check_options(parser: argparse.ArgumentParser) -> None:
         "--check-wait",
         type=float,
         metavar="SECONDS",
-        help="how long to try again while the public copy is wrong (a CDN, a deploy step): 10",
+        help="how long to try again while the public copy is wrong (a CDN, a deploy step) (10)",
     )
 
 

@@ -23,7 +23,7 @@ def add_redis_safety(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shared-secret-file",
         metavar="FILE",
-        help="the secret that signs the shared crawl's configuration (default: $SITEMAP_CRAWLER_SHARED_SECRET)",
+        help="a file holding the shared crawl's secret (else the secret is in $SITEMAP_CRAWLER_SHARED_SECRET)",
     )
     parser.add_argument(
         "--insecure-redis", action="store_true", default=None, help="accept a Redis on 127.0.0.1 with no password"

@@ -121,6 +121,9 @@ def _default(action: argparse.Action, grouped: bool) -> str:
     if isinstance(action, argparse._StoreFalseAction | argparse._StoreTrueAction | argparse._CountAction):
         return "off"  # a flag not given (what it stands for: its meaning, and the setting's default)
     setting = _setting(action, grouped)
+    if setting == "DOWNLOAD_DELAY" and defaults.AUTOTHROTTLE_ENABLED:
+        # No fixed delay: the pace adapts to the server, from AUTOTHROTTLE_START_DELAY.
+        return f"adaptive, from {defaults.AUTOTHROTTLE_START_DELAY:g} s" + _profiled(setting)
     if setting is not None:
         return shown(getattr(defaults, setting, None)) + _profiled(setting)
     if action.required:
@@ -142,7 +145,9 @@ def commands_page() -> str:
     out.append(
         "Every command, as `sitemap-crawler COMMAND --help` prints it, with each option's values, range and "
         "default. An option that stands for a setting can also be given as an environment variable or a "
-        "config-file key ([](environment.md)); the settings behind them are in [](settings.md).\n\n"
+        "config-file key ([](environment.md)); the settings behind them are in [](settings.md). A default "
+        "is the package's; `crawl` and `update` start from the `live` profile and `audit` from `audit`, "
+        "noted where a profile changes it.\n\n"
     )
     out.append("| command | what it does |\n|---|---|\n")
     for name, summary in _summaries().items():
@@ -196,7 +201,9 @@ def environment_page() -> str:
         "profile, a TOML file (`--config FILE`, keys as below, any setting in a `[settings]` table), the "
         f"environment (`{ENV_PREFIX}<OPTION>`), the command line and `--set NAME=VALUE`. Lists are "
         "comma-separated in the environment; flags are `true`/`false` (or `1`/`0`, `yes`/`no`, "
-        "`on`/`off`). A name nothing reads stops the run, with the closest known one.\n\n"
+        "`on`/`off`). A `SITEMAP_CRAWLER_*` variable, config-file key or `--set` name that nothing "
+        "reads stops the run, with the closest known one (a setting's own name, `SITEMAP_MAX_PAGES`, is not "
+        "an environment variable: `SITEMAP_CRAWLER_MAX_PAGES` is).\n\n"
     )
     out.append(table(["option", "environment", "config-file key", "setting"], rows) + "\n")
     out.append("## Other variables\n\n")
