@@ -12,8 +12,8 @@ from tests.server import SiteServer
 ROOT = Path(__file__).parent.parent
 PURE_PACKAGES = ("audit", "check", "distributed", "page", "render", "sitemaps", "state", "validate", "services")
 PURE_MODULES = (
-    "hostmap", "items", "modes", "pace", "protocol", "request_fingerprinter", "results", "robots_rules", "scope",
-    "signals", "urls",
+    "failures", "hostmap", "items", "modes", "pace", "protocol", "request_fingerprinter", "results", "robots_rules",
+    "scope", "signals", "urls",
 )  # fmt: skip
 
 

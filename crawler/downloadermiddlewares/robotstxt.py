@@ -46,6 +46,7 @@ from twisted.internet.defer import Deferred
 
 from crawler.audit.blockers import without_disallow_all
 from crawler.context import config_of, context_of
+from crawler.failures import failure_text
 from crawler.reasons import RobotsDisallowed
 from crawler.robots_rules import MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
 from crawler.signals import url_warning
@@ -234,7 +235,7 @@ class SiteRobotsTxtMiddleware:
             try:
                 response: Response = await self.crawler.engine.download_async(request)
             except Exception as error:  # noqa: BLE001 - reset, timeout, DNS, over the size cap: unreachable
-                return self._unavailable(origin, f"{netloc} is unreachable ({type(error).__name__}: {error})".strip())
+                return self._unavailable(origin, f"{netloc} is unreachable ({failure_text(error)})")
             status = response.status
             stats.inc_value(f"robotstxt/response_status_count/{status}")
             if 300 <= status < 400:

@@ -22,6 +22,7 @@ from twisted.internet.defer import CancelledError
 from crawler.context import CrawlContext
 from crawler.downloadermiddlewares.robotstxt import SiteRules, robots_user_agent
 from crawler.extensions.runstate import RunState
+from crawler.failures import failure_text
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
 from crawler.page.headers import is_html
@@ -335,7 +336,7 @@ class SiteSpider(SitemapSeeds):
 def fetch_error(error: BaseException, max_size: int) -> str:
     """The report detail of a request that got no usable response; a body
     cut at the size cap (on the wire or while decompressing) says so."""
-    text = f"{type(error).__name__}: {error}".strip().rstrip(":")
+    text = failure_text(error)
     cut = isinstance(error, (DownloadCancelledError, CancelledError)) or "DOWNLOAD_MAXSIZE" in str(error)
     if max_size and cut:
         return f"body over {max_size} bytes"
