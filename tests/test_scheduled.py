@@ -243,7 +243,7 @@ def test_sigterm_keeps_the_previous_set_and_resume_finishes_the_run(
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 143, stderr  # 128 + SIGTERM
-    assert "previous sitemaps kept" in stderr
+    assert "previous sitemaps kept; run it again with --resume to continue" in stderr
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before  # nothing half-written
     resumed = run(server, out, "--resume")
     assert "(resumed)" in resumed.process.stderr

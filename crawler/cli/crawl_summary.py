@@ -90,7 +90,9 @@ def crawl_failure(result: CrawlResult, config: SitemapConfig) -> str:
     """Why no sitemap was published, in words a user can act on."""
     export = result.export
     if export.not_published is NotPublished.INTERRUPTED:
-        return f"{export.detail}: previous sitemaps kept"
+        # Stopped by a signal with a state store: the same command with --resume goes on from here.
+        resume = "; run it again with --resume to continue" if result.stopped_by and config.state_path else ""
+        return f"{export.detail}: previous sitemaps kept{resume}"
     if export.not_published is NotPublished.EXPORT_FAILED:
         return f"export failed: {export.detail}"
     if export.not_published is NotPublished.SHRINK:
