@@ -120,3 +120,10 @@ def test_tracebacks_fold_into_one_line_except_at_debug_level() -> None:
         record = logging.LogRecord("scrapy", logging.ERROR, __file__, 1, "Error downloading %s", ("u",), sys.exc_info())
     assert fold.filter(record)
     assert record.exc_info is None and record.getMessage() == "Error downloading u (ValueError('boom'))"
+
+
+def test_a_typo_and_an_abbreviation_are_told_apart() -> None:
+    typo = run_cli("crawl", "https://www.example.com/", "--gizp")
+    assert typo.returncode == 2 and "(did you mean --gzip?)" in typo.stderr, typo.stderr
+    short = run_cli("crawl", "https://www.example.com/", "--max-page", "5")
+    assert short.returncode == 2 and "(options are never abbreviated: did you mean --max-pages?)" in short.stderr

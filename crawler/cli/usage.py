@@ -66,7 +66,9 @@ class Parser(argparse.ArgumentParser):
         known = [name for action in self._all_actions() for name in action.option_strings]
         first = next((w for w in shown if w.startswith("--")), "")
         close = difflib.get_close_matches(first, known, n=1)
-        hint = f" (options are never abbreviated: did you mean {close[0]}?)" if close else ""
+        # A prefix of a longer option is an abbreviation, which is refused on purpose; else a typo.
+        why = "options are never abbreviated: " if close and close[0].startswith(first) else ""
+        hint = f" ({why}did you mean {close[0]}?)" if close else ""
         if close and close[0] == first:  # another command's option (audit --publish)
             hint = f" ({first} is not an option of this command)"
         return f"unrecognized arguments: {' '.join(shown)}{hint}"
