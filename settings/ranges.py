@@ -87,6 +87,7 @@ RANGES: dict[str, Range] = {
     "check --timeout": Range(0.1, 600, "seconds", whole=False),
     "check --deadline": Range(1, 86_400, "seconds", whole=False),
     "serve --update-timeout": Range(1, 86_400, "seconds", whole=False),
+    "worker --wait": Range(0, 86_400, "seconds", whole=False),
 }
 
 

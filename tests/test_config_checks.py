@@ -119,6 +119,21 @@ def test_the_ends_of_every_range_are_accepted(dest: str) -> None:
         accepted(option, str(int(end)) if span.whole else repr(float(end)))
 
 
+#: The positionals each command needs before its own numeric option is read.
+POSITIONALS = {"validate": ["public/"], "check": [START], "serve": [START, "--out", "public"], "worker": []}
+
+
+@pytest.mark.parametrize("name", [name for name in RANGES if " " in name])
+def test_every_commands_own_number_is_held_to_its_range(name: str) -> None:
+    """``worker --wait nan``, ``check --deadline 1e308``: refused by the parser, naming the range."""
+    command, option = name.split()
+    bad = ("nan", "must be a whole number") if RANGES[name].whole else ("nan", "must be a finite number")
+    too_big = str(int(RANGES[name].high) + 1) if RANGES[name].whole else "1e308"
+    for value, words in (bad, (too_big, "must be at most")):
+        result = run_cli(command, *POSITIONALS[command], option, value)
+        one_line_usage_error(result, f"argument {option}: {words}", RANGES[name].describe())
+
+
 def test_the_settings_of_no_option_are_checked_too() -> None:
     for name in ("AUTOTHROTTLE_MAX_DELAY", "SITEMAP_LEASE_SECONDS", "SITEMAP_IDLE_GRACE", "SITEMAP_SHARED_DELAY"):
         assert refusal("--set", f"{name}=nan").startswith(f"{name} must be a finite number"), name

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from crawler.cli.rendering import add_chromium_option
+from settings.ranges import option_type
 
 __all__ = ["add_redis_safety", "add_worker_command"]
 
@@ -51,7 +52,13 @@ def add_worker_command(commands: Any) -> None:
     )
     redis_help = "redis://:PASSWORD@HOST:PORT/DB of the crawl (default: $SITEMAP_CRAWLER_DISTRIBUTED)"
     worker.add_argument("redis_url", metavar="REDIS_URL", nargs="?", help=redis_help)
-    worker.add_argument("--wait", type=float, default=30.0, metavar="SECONDS", help="how long to wait for a crawl (30)")
+    worker.add_argument(
+        "--wait",
+        type=option_type("worker --wait"),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for a crawl to join (30)",
+    )
     worker.add_argument("--url", metavar="URL", help="refuse to join unless the crawl is of this site")
     add_redis_safety(worker)
     add_chromium_option(worker)
