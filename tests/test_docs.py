@@ -21,11 +21,10 @@ from crawler.cli.parser import option_kinds
 from crawler.extensions.report import REPORT_FIELDS
 from crawler.reasons import MEANINGS, WARNINGS, Reason
 from crawler.reference import PAGES
-from crawler.reference.commands import GROUPS, subcommands
+from crawler.reference.commands import grouped_settings, subcommands
 from crawler.reference.markdown import code, table
 from settings.distributed import SECRET_VARIABLE
 from settings.environment import VARIABLES, env_name
-from settings.options import OPTION_SETTINGS
 from tests.conftest import crawl
 from tests.docs_text import README, ROOT, guide, hand_written, reference
 from tests.server import SiteServer
@@ -250,14 +249,10 @@ def test_the_retried_statuses_are_the_ones_named() -> None:
 def test_a_default_named_in_an_options_help_is_the_real_one() -> None:
     """``--concurrency ... (default: 4)`` in --help (and so in the reference) is the setting's
     default: a default changed in settings/__init__.py cannot leave the help behind."""
-    probe = argparse.ArgumentParser(add_help=False)
-    for _, _, build in GROUPS:
-        build(probe)
     named = 0
-    for action in probe._actions:
-        setting = OPTION_SETTINGS.get(action.dest)
+    for action, setting in grouped_settings():
         found = re.search(r"\((?:default:? )?(\d+(?:\.\d+)?)\)", action.help or "")
-        if setting is None or found is None:
+        if found is None:
             continue
         assert float(found.group(1)) == float(getattr(default_settings, setting)), (action.dest, action.help)
         named += 1

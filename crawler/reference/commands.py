@@ -14,7 +14,7 @@ from settings.environment import ENV_PREFIX, VARIABLES, env_name
 from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import RANGES
 
-__all__ = ["commands_page", "environment_page", "option_groups", "subcommands"]
+__all__ = ["commands_page", "environment_page", "grouped_settings", "long_name", "option_groups", "subcommands"]
 
 #: The option groups several commands share, each documented once: (title, anchor, builder).
 GROUPS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
@@ -24,10 +24,13 @@ GROUPS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] =
 )
 
 
+def _commands_action() -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The parser's subcommands (argparse has no public way to list them)."""
+    return next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
+    return dict(_commands_action().choices)
 
 
 def _synopsis(name: str, parser: argparse.ArgumentParser) -> str:
@@ -42,9 +45,7 @@ def _synopsis(name: str, parser: argparse.ArgumentParser) -> str:
 
 def _summaries() -> dict[str, str]:
     """Command -> its one-line help, as ``sitemap-crawler --help`` lists it."""
-    parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {choice.dest: choice.help or "" for choice in action._choices_actions}
+    return {choice.dest: choice.help or "" for choice in _commands_action()._choices_actions}
 
 
 def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -61,6 +62,19 @@ def option_groups() -> dict[str, set[str]]:
     return groups
 
 
+def long_name(action: argparse.Action) -> str:
+    """``--max-pages``; ``URL`` for the start URL, the one positional of the groups."""
+    return next((name for name in action.option_strings if name.startswith("--")), "URL")
+
+
+def grouped_settings() -> list[tuple[argparse.Action, str]]:
+    """Every option of the shared groups that stands for a setting, with that setting."""
+    probe = argparse.ArgumentParser(add_help=False)
+    for _, _, build in GROUPS:
+        build(probe)
+    return [(a, OPTION_SETTINGS[a.dest]) for a in _actions(probe) if a.dest in OPTION_SETTINGS]
+
+
 def _names(action: argparse.Action) -> str:
     if not action.option_strings:
         return code(action.metavar or action.dest.upper())
@@ -74,7 +88,7 @@ def _setting(action: argparse.Action, grouped: bool) -> str | None:
 
 
 def _range_of(command: str, action: argparse.Action, grouped: bool) -> str:
-    long = next((name for name in action.option_strings if name.startswith("--")), "")
+    long = long_name(action)
     for key in (_setting(action, grouped), f"{command} {long}", long):
         if key and key in RANGES:
             return RANGES[key].describe()
@@ -170,11 +184,10 @@ def commands_page() -> str:
             out.append(_option_table(name, own) + "\n")
         if parser.epilog:
             out.append("```text\n" + parser.epilog.strip() + "\n```\n\n")
-    probe = subcommands()
     for title, anchor, build in GROUPS:
         group = argparse.ArgumentParser(add_help=False)
         build(group)
-        users = [name for name, parser in probe.items() if groups[anchor] <= {a.dest for a in _actions(parser)}]
+        users = [name for name, parser in commands.items() if groups[anchor] <= {a.dest for a in _actions(parser)}]
         out.append(f"## {title}\n\n")
         out.append(f"Taken by {', '.join(code(user) for user in users)}.\n\n")
         out.append(_option_table(users[0], _actions(group), grouped=True) + "\n")
@@ -182,19 +195,11 @@ def commands_page() -> str:
 
 
 def environment_page() -> str:
-    kinds_probe = argparse.ArgumentParser(add_help=False)
-    for _, _, build in GROUPS:
-        build(kinds_probe)
-    rows = []
-    for action in _actions(kinds_probe):
-        setting = _setting(action, grouped=True)
-        if setting is None:
-            continue
-        long = next(name for name in action.option_strings if name.startswith("--")) if action.option_strings else "URL"
-        key = "url" if action.dest == "url" else long.removeprefix("--").removeprefix("no-")
-        if action.dest == "use_state":
-            key = "use-state"
-        rows.append([code(long), code(env_name(action.dest)), code(key), code(setting)])
+    # A config-file key is the option's dest, hyphenated (settings.layers reads it back so).
+    rows = [
+        [code(long_name(action)), code(env_name(action.dest)), code(action.dest.replace("_", "-")), code(setting)]
+        for action, setting in grouped_settings()
+    ]
     out = [GENERATED, "# Environment variables and config-file keys\n\n"]
     out.append(
         "Every option that stands for a setting is read, lowest first, from the package defaults, the "

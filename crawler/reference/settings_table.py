@@ -5,7 +5,6 @@ help of the option behind the setting."""
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import io
 import re
@@ -13,7 +12,7 @@ import tokenize
 from dataclasses import dataclass
 
 import settings as defaults
-from crawler.reference.commands import GROUPS, shown
+from crawler.reference.commands import grouped_settings, long_name, shown
 from crawler.reference.markdown import GENERATED, code, table
 from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import RANGES
@@ -52,16 +51,7 @@ def sitemap_settings() -> list[Setting]:
 
 def _options_of() -> dict[str, tuple[str, str]]:
     """Setting -> (its long option, the option's help)."""
-    probe = argparse.ArgumentParser(add_help=False)
-    for _, _, build in GROUPS:
-        build(probe)
-    options = {}
-    for action in probe._actions:
-        setting = OPTION_SETTINGS.get(action.dest)
-        if setting is not None:
-            long = next((n for n in action.option_strings if n.startswith("--")), "URL")
-            options[setting] = (long, action.help or "")
-    return options
+    return {setting: (long_name(action), action.help or "") for action, setting in grouped_settings()}
 
 
 def _meaning(setting: Setting, option: tuple[str, str] | None) -> str:
