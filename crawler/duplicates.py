@@ -1,12 +1,18 @@
 """Exact duplicates (pure): pages a search engine takes for one page, so a sitemap lists one.
 
 Two pages are duplicates when they read the same (the content digest: title and visible
-text, volatile parts blanked), show the same images and link to the same places. Links
-are compared as sets, fragments dropped and the two pages themselves left out: the same
-bytes at `/` and `/index.html` resolve `href="#top"` to each page itself, and a link to
-`/` is a link to itself in one of them only. Pages of a template that share their text
-but link elsewhere (a link farm) are not duplicates: a duplicate wrongly called is a page
-missing from the sitemap.
+text of the page's content, volatile parts blanked) and show the same images. Where they
+link matters only for a page made of links (less than :data:`OWN_TEXT` characters of text
+outside them): pages of a template that share their text but link elsewhere (a link farm,
+a directory) are not duplicates, since a duplicate wrongly called is a page missing from
+the sitemap. A page with text of its own is the same page whatever its links say: real
+templates put the page's own URL into them (WordPress's ``wp-login.php?redirect_to=``,
+pagination and reply links relative to the current URL), so two copies never link alike.
+
+Links are compared as sets, fragments dropped, the two pages themselves left out (the same
+bytes at `/` and `/index.html` resolve `href="#top"` to each page itself, and a link to `/`
+is a link to itself in one of them only), and so are links that carry the page's own URL
+in their query string or extend its query string (``?p=5&replytocom=3`` on ``?p=5``).
 
 :class:`Duplicates` keeps the pages listed so far, two 16-byte keys each: a set of links is
 hashed as the XOR of its members' hashes, so "without the other page" is one XOR away and
@@ -18,10 +24,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from urllib.parse import unquote
 
-__all__ = ["DUPLICATE_OF", "Duplicates", "duplicate_detail", "kept_of", "twins"]
+__all__ = ["DUPLICATE_OF", "OWN_TEXT", "Duplicates", "duplicate_detail", "kept_of", "twins"]
 
 DUPLICATE_OF = "same content as "
+#: Characters of text outside links (spaces not counted) that make a page more than its links:
+#: about a sentence.
+OWN_TEXT = 100
 
 
 def _h(value: str) -> int:
@@ -36,8 +46,36 @@ def _content(digest: str, images: Iterable[str]) -> bytes:
 
 
 def _targets(url: str, links: Iterable[str]) -> set[str]:
-    """Where a page links, fragments dropped, the page itself left out."""
-    return {link.partition("#")[0] for link in links} - {url.partition("#")[0]}
+    """Where a page links, fragments dropped, the page itself and links made of its URL left out."""
+    page = url.partition("#")[0]
+    query = "&" + page.partition("?")[2] + "&" if "?" in page else None
+    targets = set()
+    for link in links:
+        target = link.partition("#")[0]
+        if target == page or _made_of(target, page, query):
+            continue
+        targets.add(target)
+    return targets
+
+
+def _made_of(target: str, page: str, query: str | None) -> bool:
+    """Whether *target* is the page's URL in another spelling (a trailing slash), carries it
+    in its query string (a login's ``redirect_to``, a share button), or adds to its query."""
+    if target.rstrip("/") == page.rstrip("/"):
+        return True
+    base, mark, rest = target.partition("?")
+    if not mark:
+        return False
+    pairs = rest.split("&")
+    joined = f"&{rest}&"
+    if query is not None and base == page.partition("?")[0] and all(f"&{p}&" in joined for p in query.split("&") if p):
+        return True
+    itself = page.rstrip("/")
+    return any(unquote(value).partition("#")[0].rstrip("/") == itself for _, _, value in map(_split_pair, pairs))
+
+
+def _split_pair(pair: str) -> tuple[str, str, str]:
+    return pair.partition("=")
 
 
 def _keys(url: str, digest: str, images: Iterable[str], links: Iterable[str]) -> tuple[bytes, bytes]:

@@ -59,6 +59,7 @@ class PageFacts:
     links: list[str] = field(default_factory=list)  # absolute, as found; followed on replay
     encoding: str = "utf-8"  # of the page, for the query strings of its links
     content_digest: str | None = None
+    own_chars: int | None = None  # of the content's text outside links: duplicates tell link pages by their links
     modified_hint: str | None = None  # dateModified / article:modified_time, W3C
     etag: str | None = None
     header_last_modified: str | None = None  # the raw Last-Modified header

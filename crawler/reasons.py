@@ -63,9 +63,13 @@ WARNINGS: dict[str, str] = {
     "entry-cut": "a `<url>` entry too big for one sitemap file lost its last images, videos or alternates",
     "entry-too-big": "a `<url>` entry too big for one sitemap file even when cut: left out, the rest published",
     "robots-truncated": "robots.txt over 500 KiB: only the first 500 KiB read, as Google does",
+    "robots-not-text": "robots.txt answered with an HTML page (served as HTML, after any redirect): read as no "
+    "robots.txt, as RFC 9309 reads a file without rules",
     "robots-unavailable": "robots.txt redirects off the site or too often (RFC 9309): read as no robots.txt",
     "sitemap-other-origin": "robots.txt names a sitemap on another origin: not read",
     "not-itemised": "one line counting the URLs never requested that got no line of their own (--max-not-requested)",
+    "canonical-redirects-back": "a page whose canonical redirects back to it (a server adding the trailing "
+    "slash the canonical lacks): listed as its own canonical, as search engines index it",
     "render-fetch": "a request of a rendered page refused (another origin, a method, a type) or failed",
 }
 

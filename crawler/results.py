@@ -67,6 +67,9 @@ class ExportResult:
     changes: ChangeCounts | None = None  # what this run changed in the listed set (with a state store)
     changes_path: Path | None = None
     added: list[str] = field(default_factory=list)  # the first URLs this run added (for the check)
+    #: Images on so many listed pages that they are the site's (a logo): distinct ones, and the
+    #: image entries that left out.
+    site_wide_images: tuple[int, int] = (0, 0)
 
     @property
     def published(self) -> bool:
@@ -99,6 +102,10 @@ class CrawlResult:
     remote: RemotePublish | None = None
     #: What --check-published found on the public copy, once the set was published.
     public_check: CheckResult | None = None
+    #: The sitemaps robots.txt names for the start origin (another tool's set, or ours).
+    robots_sitemaps: list[str] = field(default_factory=list)
+    #: The sitemap files read for seeds (robots.txt's, the conventional locations, the user's).
+    seed_sitemaps: list[str] = field(default_factory=list)
 
     @property
     def published(self) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawler.context import config_of
-from crawler.duplicates import Duplicates, duplicate_detail, kept_of, twins
+from crawler.duplicates import OWN_TEXT, Duplicates, duplicate_detail, kept_of, twins
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
@@ -36,7 +36,8 @@ __all__ = ["DuplicatePipeline"]
 def _page(item: PageFacts) -> tuple[str, str, list[str], list[str]] | None:
     if not item.content_digest:
         return None  # not HTML, or read without a digest
-    return item.url, item.content_digest, item.images, item.links
+    own_text = item.own_chars is not None and item.own_chars >= OWN_TEXT  # facts of an older run: links count
+    return item.url, item.content_digest, item.images, [] if own_text else item.links
 
 
 class DuplicatePipeline:

@@ -93,7 +93,7 @@ class SitemapExportPipeline:
 
     def open_spider(self) -> None:
         self.staging = self.publisher.stage()
-        self.spool = UrlSpool(self.staging / "spool.sqlite3", count_images=self.config.image_max_pages > 0)
+        self.spool = UrlSpool(self.staging / "spool.sqlite3", count_images=self.config.image_max_pages != 0)
 
     def process_item(self, item: PageFacts) -> PageFacts:
         assert self.spool is not None
@@ -185,7 +185,11 @@ class SitemapExportPipeline:
         in_scope = Scope(config.audit.hosts.production if config.audit.hosts else config.start_url).contains
         now = w3c_datetime(moment)
         with_rules = partial(
-            site_entries, image_max_pages=config.image_max_pages, warn=self.warn, max_bytes=layout.max_bytes
+            site_entries,
+            image_max_pages=config.image_max_pages,
+            warn=self.warn,
+            max_bytes=layout.max_bytes,
+            site_wide=partial(setattr, result, "site_wide_images"),
         )
         if state is None:
             pairs = with_rules(self.spool, self.spool, in_scope)

@@ -181,7 +181,7 @@ SITEMAP_IMAGES = True
 SITEMAP_VIDEOS = True
 SITEMAP_HREFLANG = True
 SITEMAP_MAX_IMAGES_PER_URL = MAX_IMAGES_PER_URL
-SITEMAP_IMAGE_MAX_PAGES = 0  # drop images found on more pages than this (logos); 0 = keep all
+SITEMAP_IMAGE_MAX_PAGES = None  # drop images on more listed pages than this (logos); 0 = keep all; unset: half of 20+
 SITEMAP_NEWS_NAME = ""  # the Google News publication name; news sitemaps are off without it
 SITEMAP_NEWS_LANGUAGE = None  # default: each page's <html lang>, reduced to an ISO 639 code
 SITEMAP_NEWS_PATTERNS: list[str] = []  # only URLs matching one of these can be news articles

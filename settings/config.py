@@ -69,7 +69,7 @@ class SitemapConfig:
     videos: bool
     hreflang: bool
     max_images_per_url: int
-    image_max_pages: int
+    image_max_pages: int | None  # None: site-wide images by the share of pages (crawler.sitemaps.site)
     news_name: str
     news_language: str | None
     news_patterns: tuple[re.Pattern[str], ...]
@@ -171,7 +171,9 @@ class SitemapConfig:
             videos=settings.getbool("SITEMAP_VIDEOS"),
             hreflang=settings.getbool("SITEMAP_HREFLANG"),
             max_images_per_url=whole_number(settings, "SITEMAP_MAX_IMAGES_PER_URL"),
-            image_max_pages=whole_number(settings, "SITEMAP_IMAGE_MAX_PAGES"),
+            image_max_pages=None
+            if settings.get("SITEMAP_IMAGE_MAX_PAGES") in (None, "")
+            else whole_number(settings, "SITEMAP_IMAGE_MAX_PAGES"),
             news_name=str(settings.get("SITEMAP_NEWS_NAME") or "").strip(),
             news_language=_news_language(settings.get("SITEMAP_NEWS_LANGUAGE")),
             news_patterns=_patterns(settings, "SITEMAP_NEWS_PATTERNS"),

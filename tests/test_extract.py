@@ -116,7 +116,7 @@ def _reference_digest(html: bytes, extra: tuple[str, ...] = ()) -> str | None:
         select = etree.XPath(selector) if selector.startswith("/") else CSSSelector(selector, translator="html")
         for element in select(body):
             element.clear(keep_tail=True)
-    return content_digest(root, page.title, Ignore())
+    return content_digest(root, page.title, Ignore()).digest
 
 
 VOLATILE = b"""<html><head><title>T</title></head><body><p>Kept <b>text</b> here.</p>
@@ -154,3 +154,21 @@ def test_a_selector_is_evaluated_only_on_pages_whose_source_can_match_it() -> No
     assert (
         "'ad-'" not in plain and "'ad-'" in active(b'<div id="ad-top">') and "'ad-'" not in active(b'<a id="load-x">')
     )
+
+
+def test_link_alternates_that_can_never_be_listed_are_not_followed() -> None:
+    """Feeds, JSON and oEmbed alternates (every WordPress page has five) cost requests for nothing."""
+    html = b"""<head>
+    <link rel="alternate" type="application/rss+xml" href="/feed/">
+    <link rel="alternate" type="application/atom+xml" href="/atom/">
+    <link rel="alternate" type="application/json" href="/wp-json/wp/v2/posts/1">
+    <link rel="alternate" type="application/json+oembed" href="/oembed?format=json">
+    <link rel="alternate" type="text/xml+oembed" href="/oembed?format=xml">
+    <link rel="alternate" type="text/html; charset=utf-8" href="/typed-html">
+    <link rel="alternate" type="APPLICATION/XHTML+XML" href="/xhtml">
+    <link rel="alternate" href="/untyped">
+    <link rel="alternate" type="application/rss+xml" hreflang="de" href="/de/">
+    <link rel="next" type="application/json" href="/page/2.json"></head>"""
+    page = parse_html(html, "http://e.com/")
+    assert page.links == ["http://e.com/typed-html", "http://e.com/xhtml", "http://e.com/untyped", "http://e.com/de/"]
+    assert page.alternates == [("de", "http://e.com/de/")]

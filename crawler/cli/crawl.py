@@ -251,7 +251,10 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             print("sitemap-crawler: error: published, but the public copy is wrong (above)", file=sys.stderr)
         if result.export.notification is not None:
             print(notification_line(result.export.notification), file=sys.stderr)
-        print("Add this line to robots.txt:", file=sys.stderr)
+        if published.index_url in result.robots_sitemaps:
+            print("robots.txt names this index already:", file=sys.stderr)
+        else:
+            print("Add this line to robots.txt:", file=sys.stderr)
         for problem in result.side_errors:
             print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
     print(f"Sitemap: {published.index_url}")

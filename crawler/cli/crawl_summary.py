@@ -11,9 +11,9 @@ from crawler.cli.publishing import remote_fields
 from crawler.extensions.progress import progress_counts
 from crawler.logs import json_event
 from crawler.modes import RunMode
-from crawler.reasons import Reason
+from crawler.reasons import Limit, Reason
 from crawler.results import CrawlResult, Notification, NotPublished
-from crawler.stats import Stat, dropped, warning
+from crawler.stats import Stat, dropped, key, limit, warning
 from crawler.urls import site_root
 from settings.config import SitemapConfig
 
@@ -33,14 +33,26 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
         f"Listed {counts['listed']} URLs, excluded {counts['excluded']}:",
     ]
     lines.extend(f"  {reason.value:<14} {stats[dropped(reason)]}" for reason in Reason if stats.get(dropped(reason)))
+    lines.extend(limit_lines(stats, config))
     export = result.export
+    site_wide, left_out = export.site_wide_images
     media = [
-        (stats.get(Stat.IMAGES_LISTED, 0), "images"),
+        (stats.get(Stat.IMAGES_LISTED, 0) - left_out, "images"),
         (stats.get(Stat.VIDEOS_LISTED, 0), "videos"),
         (export.news_urls, "news articles in the last two days"),
     ]
     if any(count for count, _ in media):
         lines.append("With " + ", ".join(f"{count} {what}" for count, what in media))
+    if site_wide:
+        where = (
+            "more than half of the listed pages"
+            if config.image_max_pages is None
+            else f"more than {config.image_max_pages} listed pages"
+        )
+        lines.append(
+            f"Left out {plural(site_wide, 'site-wide image')} (logos, social cards) found on {where};"
+            " --image-max-pages 0 lists every image"
+        )
     prefix = warning("")
     warnings = sorted((k.removeprefix(prefix), v) for k, v in stats.items() if k.startswith(prefix))
     warnings += [
@@ -66,6 +78,7 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
             f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
             f"only {site_root(config.start_url)} is crawled"
         )
+    lines.extend(sitemap_lines(result))
     if result.report_path:
         lines.append(f"Report: {result.report_path}")
     if result.run is not None:
@@ -83,6 +96,46 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     if result.public_check is not None:
         lines.append(f"Public copy: {result.public_check.verdict()}")
         lines.extend(f"  {finding}" for finding in result.public_check.findings[:20])
+    return lines
+
+
+def limit_lines(stats: dict[str, Any], config: SitemapConfig) -> list[str]:
+    """Each limit that cut the crawl, in words, with the option that raises it: a page left out
+    by a limit may be a real page, and only the user can tell."""
+    limits = {
+        Limit.PAGES: (f"the page budget of {config.max_pages}", "--max-pages (0: no limit)"),
+        Limit.DEPTH: (f"the depth limit of {config.max_depth} clicks", "--max-depth"),
+        Limit.URL_LENGTH: (f"the URL length limit of {config.max_url_length}", "--max-url-length"),
+        Limit.QUERY_VARIANTS: (
+            f"{config.max_query_variants} query strings per path and set of parameter names",
+            "--max-query-variants",
+        ),
+    }
+    counts = {kind: stats.get(limit(kind), 0) for kind in limits}
+    counts[Limit.PAGES] += stats.get(key("not_itemised", Reason.LIMIT), 0)  # past the budget: only counted
+    return [
+        f"Cut by a limit: {plural(counts[kind], 'URL')} over {what}; raise it with {option}"
+        for kind, (what, option) in limits.items()
+        if counts[kind]
+    ]
+
+
+def sitemap_lines(result: CrawlResult) -> list[str]:
+    """Which sitemaps seeded the crawl, and the ones robots.txt names besides ours: with two
+    sets advertised, a search engine reads both (a CMS's own, a plugin's)."""
+    lines = []
+    if result.seed_sitemaps:
+        shown = ", ".join(result.seed_sitemaps[:5]) + (" ..." if len(result.seed_sitemaps) > 5 else "")
+        lines.append(f"Seeded from {plural(len(result.seed_sitemaps), 'sitemap')}: {shown}")
+    published = result.export.publish
+    ours = published.index_url if published is not None else None
+    others = [url for url in result.robots_sitemaps if url != ours]
+    if others:
+        lines.append(
+            f"robots.txt already names {plural(len(others), 'other sitemap')}: {', '.join(others[:5])}"
+            + (" ..." if len(others) > 5 else "")
+            + "; with ours added, search engines read both sets (drop one, or keep ours out of robots.txt)"
+        )
     return lines
 
 

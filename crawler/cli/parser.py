@@ -268,7 +268,12 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-images-per-url", type=int, metavar="N", help=f"images listed per URL (at most {MAX_IMAGES_PER_URL})"
     )
-    parser.add_argument("--image-max-pages", type=int, metavar="N", help="drop images found on more than N pages")
+    parser.add_argument(
+        "--image-max-pages",
+        type=int,
+        metavar="N",
+        help="drop images found on more than N listed pages; 0 keeps all (unset: over half of a site of 20+ pages)",
+    )
     parser.add_argument("--news-name", metavar="NAME", help="Google News publication name; turns news sitemaps on")
     parser.add_argument("--news-language", metavar="CODE", help="news language (default: each page's <html lang>)")
     parser.add_argument("--news-pattern", action="append", metavar="REGEX", help="only matching URLs can be news")

@@ -33,9 +33,9 @@ class ConditionalRequestMiddleware:
     def process_request(self, request: Request) -> None:
         if not request.meta.get("page"):
             return
-        if request.meta.get("unconditional"):
+        if request.meta.get("unconditional") or self.state.rebaseline:
             request.meta["stored_state"] = self.state.stored(request.url)
-            return  # its stored facts are gone: the whole page is needed
+            return  # its stored facts are gone, or digests are made anew: the whole page is needed
         stored = request.meta["stored_state"] = self.state.stored(request.url)
         if stored is None:
             return

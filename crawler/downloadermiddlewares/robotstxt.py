@@ -47,6 +47,7 @@ from twisted.internet.defer import Deferred
 from crawler.audit.blockers import without_disallow_all
 from crawler.context import config_of, context_of
 from crawler.failures import failure_text
+from crawler.page.headers import media_type
 from crawler.reasons import RobotsDisallowed
 from crawler.robots_rules import MAX_ROBOTS_BYTES, MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
 from crawler.signals import url_warning
@@ -138,6 +139,16 @@ def _shared_robots(crawler: Crawler) -> SharedRobots | None:
 
     redis = connect(shared.url, shared.ca_file)
     return SharedRobots(redis, shared.crawl, f"{os.getpid()}-{id(crawler):x}", secret=shared.secret)
+
+
+def html_instead(response: Response) -> bool:
+    """Whether a robots.txt answer is an HTML page: served as HTML and reading like one. A real
+    robots.txt mislabelled ``text/html`` (a careless server) still has its rules obeyed."""
+    kind = response.headers.get(b"Content-Type") or b""
+    if not media_type(kind.decode("latin-1")).endswith("html"):
+        return False
+    head = response.body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return head.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<!--", b"<?xml"))
 
 
 class SiteRobotsTxtMiddleware:
@@ -246,6 +257,10 @@ class SiteRobotsTxtMiddleware:
                 url = normalize_or_raw(target)
                 continue
             if 200 <= status < 300:
+                if html_instead(response):
+                    # A CMS's page (a redirect to the home page, a catch-all route): no rules in it.
+                    self._note(url, "robots-not-text", "answered with an HTML page: read as no robots.txt")
+                    return b""
                 body = truncated(response.body)
                 if len(body) < len(response.body):
                     self._note(url, "robots-truncated", f"{len(response.body)} bytes; only the first {len(body)} read")

@@ -5,18 +5,33 @@ tokens, ad slots, "generated at" times. The digest covers the title and
 the visible text of the body with such parts blanked (their elements
 cleared, the text after them kept), so lastmod moves only when content
 does. Users add their own volatile parts as CSS selectors or XPath.
+
+Only the page's own content counts, not its template (SPEC S11): a CMS
+prints "Recent Posts" and "Recent Comments" in a sidebar on every page, and
+one new comment would otherwise move the lastmod of the whole site. The
+content is the page's one ``<main>`` (or ``role=main``), as HTML defines
+it and every current theme and generator writes it; without one, the body
+without its landmarks of navigation and chrome (``nav``, ``aside``, the
+page's ``header`` and ``footer``, their ARIA roles). Navigation inside the
+content (previous/next links, a table of contents) is template too. Should
+that leave no text, the whole body counts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from typing import NamedTuple
 
 from lxml import etree
 
 from crawler.page.volatile import Ignore, compile_ignore
 
-__all__ = ["DEFAULT_IGNORE", "Ignore", "compile_ignore", "content_digest"]
+__all__ = ["DEFAULT_IGNORE", "SCHEME", "ContentDigest", "Ignore", "compile_ignore", "content_digest"]
+
+#: Names how digests are made; a state store made under another scheme re-learns its
+#: digests for one run instead of calling every page changed.
+SCHEME = "main-content-1"
 
 #: Parts of a page that change without its content changing.
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -50,9 +65,31 @@ _TIMESTAMPS = re.compile(
 )
 
 
-def content_digest(root: etree._Element, title: str | None, ignore: Ignore, source: bytes | None = None) -> str:
-    """SHA-256 over the title and the visible text, volatile parts blanked (the text after
-    them kept). With the page's *source*, selectors that cannot match it are not evaluated.
+#: The page's own content, as HTML's landmarks name it.
+_MAIN = etree.XPath(".//main | .//*[@role='main']")
+#: Template around (and navigation inside) the content: landmarks of navigation and chrome.
+_CHROME = etree.XPath(
+    ".//nav | .//aside | .//*[@role='navigation' or @role='complementary' or @role='banner'"
+    " or @role='contentinfo' or @role='search']"
+    " | .//header[not(ancestor::article or ancestor::main)] | .//footer[not(ancestor::article or ancestor::main)]"
+)
+_LINK_TEXT = etree.XPath(".//a//text()")
+
+
+class ContentDigest(NamedTuple):
+    """The fingerprint of a page's content, and how much of its text is not in links
+    (non-space characters): a page made of links is only told from another by where they lead."""
+
+    digest: str
+    own_chars: int
+
+
+def content_digest(
+    root: etree._Element, title: str | None, ignore: Ignore, source: bytes | None = None
+) -> ContentDigest:
+    """SHA-256 over the title and the visible text of the page's content (see the module's
+    docstring), volatile parts blanked (the text after them kept). With the page's *source*,
+    selectors that cannot match it are not evaluated.
 
     Mutates *root*: call it after everything else was read from the tree.
     """
@@ -66,7 +103,9 @@ def content_digest(root: etree._Element, title: str | None, ignore: Ignore, sour
         for element in xpath(body):
             if isinstance(element, etree._Element):
                 element.clear(keep_tail=True)
-    text = etree.tostring(body, method="text", encoding=str, with_tail=False)
+    content, text = _content_text(body)
+    links = "".join(_LINK_TEXT(content)) if content is not None else ""
+    own_chars = len("".join(text.split())) - len("".join(links.split()))
     if ":" in text:  # every timestamp has one
         text = _TIMESTAMPS.sub("", text)
     text = " ".join(text.split())
@@ -74,4 +113,23 @@ def content_digest(root: etree._Element, title: str | None, ignore: Ignore, sour
     digest.update((title or "").encode())
     digest.update(b"\0")
     digest.update(text.encode())
-    return digest.hexdigest()
+    return ContentDigest(digest.hexdigest(), max(own_chars, 0))
+
+
+def _text(element: etree._Element) -> str:
+    return str(etree.tostring(element, method="text", encoding=str, with_tail=False))
+
+
+def _content_text(body: etree._Element) -> tuple[etree._Element | None, str]:
+    """The element holding the page's own content (chrome cleared from it), and its text;
+    the whole body's when a ``<main>`` has none (an application's empty shell)."""
+    mains = [element for element in _MAIN(body) if isinstance(element, etree._Element)]
+    outermost = [m for m in mains if not any(other in m.iterancestors() for other in mains)]
+    content = outermost[0] if len(outermost) == 1 else body
+    for element in _CHROME(content):
+        if isinstance(element, etree._Element):
+            element.clear(keep_tail=True)
+    text = _text(content)
+    if text.strip() or content is body:
+        return content, text
+    return body, _text(body)

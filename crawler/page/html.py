@@ -21,6 +21,9 @@ __all__ = ["HtmlVideo", "PageHtml", "html_parser", "parse_html"]
 
 # rel values of <link> that point at other pages of the site (SPEC S2).
 _FOLLOW_LINK_RELS = frozenset({"next", "prev", "previous", "alternate"})
+# A <link> that declares one of these types (or none) may lead to a page; any other type
+# (RSS, Atom, JSON, oEmbed, RSD) can never be listed, so it is not fetched (SPEC S11).
+_PAGE_TYPES = frozenset({"", "text/html", "application/xhtml+xml"})
 _PARSERS: dict[str, etree.HTMLParser] = {}
 
 
@@ -64,6 +67,8 @@ class PageHtml:
     title: str | None = None
     lang: str | None = None
     content_digest: str | None = None
+    #: Non-space characters of the content's text outside links (with the digest).
+    own_chars: int | None = None
     #: With ``anchors=True``: the first ``<a>``/``<area>`` per target and its text (the audit's
     #: clicks; ``<link>`` targets are not clicks), absolute like :attr:`links`.
     anchors: dict[str, str] = field(default_factory=dict)
@@ -128,8 +133,9 @@ def parse_html(
             if "canonical" in rels:
                 canonical_hrefs.append(href)
             if rels & _FOLLOW_LINK_RELS:
-                hrefs.append(href)
                 hreflang = element.get("hreflang")
+                if hreflang is not None or _declares_page(element.get("type")):
+                    hrefs.append(href)
                 if "alternate" in rels and hreflang is not None:
                     alternates.append((hreflang, href))
         elif tag == "base":
@@ -169,7 +175,7 @@ def parse_html(
         for content, player, poster, title in videos
     ]
     if digest_ignore is not None:
-        page.content_digest = content_digest(root, page.title, digest_ignore, body)
+        page.content_digest, page.own_chars = content_digest(root, page.title, digest_ignore, body)
     return page
 
 
@@ -214,6 +220,11 @@ def anchor_text(element: Any) -> str:
         image = next(element.iter("img"), None) if element.tag == "a" else element
         label = (image.get("alt") if image is not None else None) or element.get("title") or ""
     return " ".join(label.split())[:ANCHOR_CHARS]
+
+
+def _declares_page(declared: str | None) -> bool:
+    """Whether a ``<link type>`` allows an HTML page: no type, or an HTML one (parameters dropped)."""
+    return declared is None or declared.partition(";")[0].strip().lower() in _PAGE_TYPES
 
 
 def _resolved(base: str, hrefs: list[str]) -> list[str]:

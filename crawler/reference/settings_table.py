@@ -86,7 +86,9 @@ def settings_page() -> str:
             out.append(f"## {section}\n\n")
         value = getattr(defaults, setting.name)
         span = RANGES.get(setting.name)
-        kind = _kind(value) + (f", {span.describe()}" if span else "")
+        # A number unset by default (None) is still a number: its range says which kind.
+        kind = ("int" if span.whole else "float") if value is None and span else _kind(value)
+        kind += f", {span.describe()}" if span else ""
         option = options.get(setting.name)
         rows.append(
             [code(setting.name), kind, shown(value), code(option[0]) if option else "", _meaning(setting, option)]

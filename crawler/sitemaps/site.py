@@ -74,17 +74,34 @@ def fit(entry: UrlEntry, max_bytes: int) -> tuple[UrlEntry | None, str | None]:
     return None, f"left out of the sitemaps: even without extensions its entry is over {max_bytes} bytes"
 
 
+#: A site needs this many listed pages before an image on most of them is called site-wide.
+SITE_WIDE_MIN_PAGES = 20
+
+
+def image_page_limit(image_max_pages: int | None, listed: int) -> int:
+    """The most listed pages an image may be on and still be listed (0: no limit). Unset, an image on
+    more than half of the pages of a site of :data:`SITE_WIDE_MIN_PAGES` or more is the site's
+    (a logo, a social card): it says nothing about one page, and would flood the image entries."""
+    if image_max_pages is not None:
+        return image_max_pages
+    return listed // 2 if listed >= SITE_WIDE_MIN_PAGES else 0
+
+
 def site_entries(
     spooled_urls: Iterable[SpooledUrl],
     spool: UrlSpool,
     in_scope: Callable[[str], bool],
     *,
-    image_max_pages: int,
+    image_max_pages: int | None,
     warn: Warn,
     max_bytes: int,
+    site_wide: Callable[[tuple[int, int]], None] = lambda counts: None,
 ) -> Iterator[tuple[SpooledUrl, UrlEntry]]:
-    """Spooled entries with the whole-site rules applied, in the order given."""
-    popular = spool.popular_images(image_max_pages) if image_max_pages else set()
+    """Spooled entries with the whole-site rules applied, in the order given; *site_wide* is told,
+    once they are all given, how many images were left out as the site's, and from how many entries."""
+    limit = image_page_limit(image_max_pages, len(spool))
+    popular = spool.popular_images(limit) if limit else set()
+    left_out = 0
     for spooled in spooled_urls:
         entry = spooled.entry
         if entry.alternates:
@@ -93,12 +110,15 @@ def site_entries(
                 warn(entry.loc, code, detail)
             entry = replace(entry, alternates=tuple(cluster.links))
         if popular and entry.images:
-            entry = replace(entry, images=tuple(i for i in entry.images if i not in popular))
+            kept = tuple(i for i in entry.images if i not in popular)
+            left_out += len(entry.images) - len(kept)
+            entry = replace(entry, images=kept)
         fitted, note = fit(entry, max_bytes)
         if note:
             warn(entry.loc, "entry-cut" if fitted else "entry-too-big", note)
         if fitted is not None:
             yield spooled, fitted
+    site_wide((len(popular), left_out))
 
 
 def news_entries(spool: UrlSpool, publication: str, now: datetime) -> Iterator[UrlEntry]:

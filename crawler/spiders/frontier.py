@@ -14,20 +14,29 @@ from urllib.parse import urlsplit
 
 from crawler.reasons import Limit, Reason, pages_spent
 
-__all__ = ["Frontier", "variant_key"]
+__all__ = ["PATH_VARIANTS_FACTOR", "Frontier", "variant_key"]
 
 
-def variant_key(url: str) -> str | None:
-    """``host/path`` of a URL with a query string or path parameters
-    (``;jsessionid=...``), the parts that make endless variants of one page;
-    ``None`` for a URL with neither."""
+#: A path may have this many times the variants of one parameter set in all (a wiki's
+#: ``Special:`` pages and faceted navigation combine parameters into many sets).
+PATH_VARIANTS_FACTOR = 10
+
+
+def variant_key(url: str) -> tuple[str, str] | None:
+    """``(host/path, kind)`` of a URL with a query string or path parameters
+    (``;jsessionid=...``), the parts that make endless variants of one page; the kind is
+    the set of parameter names (``?p=`` and ``?cat=`` are different kinds of page, in the
+    query string of a CMS with plain permalinks); ``None`` for a URL with neither."""
     if "?" not in url and ";" not in url:
         return None
     parts = urlsplit(url)
     if not parts.query and ";" not in parts.path:
         return None
-    path = "/".join(segment.split(";", 1)[0] for segment in parts.path.split("/"))
-    return f"{parts.netloc}{path}"
+    segments = [segment.split(";", 1) for segment in parts.path.split("/")]
+    path = "/".join(segment[0] for segment in segments)
+    names = {pair.partition("=")[0] for pair in parts.query.split("&") if pair}
+    names.update(";" + segment[1].partition("=")[0] for segment in segments if len(segment) > 1)
+    return f"{parts.netloc}{path}", ",".join(sorted(names))
 
 
 class Frontier:
@@ -43,7 +52,8 @@ class Frontier:
         self.max_lines = max_lines
         self.reserved = 0  # page requests built that may still use the budget
         self.spent = False  # the budget is used up by others too (the workers of a shared crawl)
-        self.variants: Counter[str] = Counter()
+        self.variants: Counter[tuple[str, str]] = Counter()  # by path and parameter names
+        self.path_variants: Counter[str] = Counter()
         self.lines: Counter[str] = Counter()  # report lines given, by reason
         self.not_itemised: Counter[str] = Counter()  # URLs only counted, by reason
 
@@ -62,21 +72,35 @@ class Frontier:
         """*urls* left out for *reason* without a line of their own (the summary counts them)."""
         self.not_itemised[reason] += urls
 
-    def over(self, url: str, depth: int) -> tuple[Limit, str] | None:
-        """The limit *url* at *depth* is over, with a detail for the report, or ``None``."""
+    def over(self, url: str, depth: int, *, listed_by_site: bool = False) -> tuple[Limit, str] | None:
+        """The limit *url* at *depth* is over, with a detail for the report, or ``None``.
+
+        A URL the site's own sitemap lists is not a trap's variant: it is not counted
+        against the query-variant cap (a blog's ``/?p=ID`` posts, past any cap)."""
         if self.max_depth and depth > self.max_depth:
             return Limit.DEPTH, f"depth {depth} > max depth {self.max_depth}"
         if len(url) > self.max_url_length:
             return Limit.URL_LENGTH, f"URL length {len(url)} > {self.max_url_length}"
-        if self.max_variants:
-            key = variant_key(url)
-            if key is not None:
-                self.variants[key] += 1
-                if self.variants[key] > self.max_variants:
-                    path = key[key.find("/") :] if "/" in key else "/"
-                    return Limit.QUERY_VARIANTS, f"more than {self.max_variants} query variants of {path}"
+        if self.max_variants and not listed_by_site and (over := self._too_many_variants(url)):
+            return Limit.QUERY_VARIANTS, over
         if self.full:
             return Limit.PAGES, pages_spent(self.max_pages)
+        return None
+
+    def _too_many_variants(self, url: str) -> str | None:
+        """Counts *url* as a variant of its path and parameter set; why it is one too many, if it is."""
+        key = variant_key(url)
+        if key is None:
+            return None
+        path, kind = key
+        self.variants[key] += 1
+        self.path_variants[path] += 1
+        shown = path[path.find("/") :] if "/" in path else "/"
+        if self.variants[key] > self.max_variants:
+            named = f" with parameters {kind}" if kind else ""
+            return f"more than {self.max_variants} query variants of {shown}{named}"
+        if self.path_variants[path] > self.max_variants * PATH_VARIANTS_FACTOR:
+            return f"more than {self.max_variants * PATH_VARIANTS_FACTOR} query variants of {shown} (all parameters)"
         return None
 
     def spend(self, max_pages: int) -> None:

@@ -132,7 +132,7 @@ class ResponseReader:
             page.canonicals = [self.staging(link) for link in page.canonicals]
             page.anchors = {self.staging(link): text for link, text in page.anchors.items()}
         facts.links, facts.encoding, facts.anchors = page.links, encoding, page.anchors
-        facts.content_digest = page.content_digest
+        facts.content_digest, facts.own_chars = page.content_digest, page.own_chars
         header_robots = _headers(response, b"X-Robots-Tag")
         if self.audit:
             facts.title = page.title

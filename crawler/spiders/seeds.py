@@ -1,4 +1,6 @@
-"""Crawl seeds from the sitemaps that robots.txt names (SPEC S2).
+"""Crawl seeds from the sitemaps that robots.txt names (SPEC S2), or when it names none,
+from the conventional locations ``/sitemap.xml`` and ``/sitemap_index.xml`` (SPEC S11:
+static site generators write one and no robots.txt; a 404 there is silent).
 
 Their URLs are seeds like the start URL: they still pass every rule. Only
 sitemaps on the crawl's own origin are read (for an IP host every port is
@@ -21,6 +23,7 @@ from scrapy.http import Response
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
+from crawler.context import context_of
 from crawler.downloadermiddlewares.robotstxt import SiteRules
 from crawler.items import PageFacts
 from crawler.modes import RunMode
@@ -28,7 +31,7 @@ from crawler.protocol import MAX_BYTES
 from crawler.reasons import Reason
 from crawler.signals import url_warning
 from crawler.stats import Stat
-from crawler.urls import normalize_url
+from crawler.urls import normalize_url, resolve_link, site_root
 
 if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
@@ -45,6 +48,12 @@ logger = logging.getLogger(__name__)
 #: A sitemap index may list sitemaps; nothing deeper is read.
 MAX_SITEMAP_LEVEL = 2
 MAX_SITEMAP_FILES = 1000
+#: Where sites keep a sitemap that robots.txt does not name (sitemaps.org's example, and
+#: the index name of the common CMS plugins).
+CONVENTIONAL_SITEMAPS = ("/sitemap.xml", "/sitemap_index.xml")
+#: Redirects followed for a sitemap file, on the crawl's origin (a CMS answers
+#: /sitemap.xml with its own location).
+MAX_SITEMAP_REDIRECTS = 5
 
 
 class SitemapSeeds(Spider):
@@ -54,6 +63,8 @@ class SitemapSeeds(Spider):
     scope: Scope
     seen: set[str]
     sitemap_files: int
+    sitemaps_pending: int  # seed sitemaps scheduled and not yet read
+    held: dict[str, PageFacts]  # links over the query-variant cap, until the site's sitemaps are read
     mode: RunMode
     frontier: Frontier
     robots: RobotParser | None
@@ -62,8 +73,11 @@ class SitemapSeeds(Spider):
     ignore_robots_rules: bool  # --ignore-robots: its Sitemap: lines are read, its rules not applied
 
     @abstractmethod
-    def follow_url(self, raw_url: str, *, depth: int, referrer: str | None) -> Iterator[Request | PageFacts]:
-        """A Request for a URL not seen before, or a fact if it is out of scope."""
+    def follow_url(
+        self, raw_url: str, *, depth: int, referrer: str | None, listed_by_site: bool = False
+    ) -> Iterator[Request | PageFacts]:
+        """A Request for a URL not seen before, or a fact if it is out of scope (*listed_by_site*:
+        the site's own sitemap lists it, so it is no trap's variant)."""
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         """Keep the site's rules, and schedule the sitemaps its robots.txt names (SPEC S2)."""
@@ -74,10 +88,17 @@ class SitemapSeeds(Spider):
         if self.mode is RunMode.UPDATE:
             return
         named = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
-        for url in [*named, *self.extra_sitemaps][:MAX_SITEMAP_FILES]:
-            self.schedule_sitemap(self.hosts.to_staging(url) if self.hosts else url, level=1)
+        context_of(self.crawler).result.robots_sitemaps = named[:MAX_SITEMAP_FILES]
+        seeds = [*named, *self.extra_sitemaps]
+        if not seeds:
+            root = site_root(request.url).rstrip("/")  # the origin crawled (on staging, staging's)
+            seeds = [root + path for path in CONVENTIONAL_SITEMAPS]
+        elif self.hosts is not None:
+            seeds = [self.hosts.to_staging(url) for url in seeds]
+        for url in seeds[:MAX_SITEMAP_FILES]:
+            self.schedule_sitemap(url, level=1)
 
-    def schedule_sitemap(self, raw_url: str, level: int) -> None:
+    def schedule_sitemap(self, raw_url: str, level: int, hops: int = 0) -> None:
         try:
             url = normalize_url(raw_url)
         except ValueError:
@@ -96,21 +117,41 @@ class SitemapSeeds(Spider):
             return
         self.seen.add(url)
         self.sitemap_files += 1
+        self.sitemaps_pending += 1
         request = Request(
             url,
             callback=self.parse_sitemap,
             errback=self.sitemap_failed,
             # The robots middleware lets the files robots.txt names (or the user gives) through.
-            meta={"sitemap_file": True, "sitemap_level": level},
+            meta={"sitemap_file": True, "sitemap_level": level, "sitemap_hops": hops},
             priority=100,
         )
         self.crawler.engine.crawl(request)
 
     def parse_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
-        self.crawler.stats.inc_value(Stat.SEED_SITEMAPS)
+        yield from self.read_sitemap(response)
+        yield from self.sitemap_done()
+
+    def sitemap_done(self) -> Iterator[PageFacts]:
+        """One seed sitemap less to read; after the last, the links held over the query-variant cap
+        that no sitemap listed are left out (SPEC S11: the site's own sitemap vouches for a URL,
+        whether it comes before or after the links to it)."""
+        self.sitemaps_pending -= 1
+        if self.sitemaps_pending <= 0 and self.held:
+            held, self.held = self.held, {}
+            yield from held.values()
+
+    def read_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
         frontier = self.frontier
         if frontier.full and frontier.saturated(Reason.LIMIT):
             logger.info("Page budget spent: sitemap %s not read", response.url)
+            return
+        level = response.meta.get("sitemap_level", 1)
+        if 300 <= response.status < 400 and (location := response.headers.get(b"Location")):
+            hops = response.meta.get("sitemap_hops", 0) + 1
+            target = resolve_link(response.url, location.decode("latin-1"))
+            if target and hops <= MAX_SITEMAP_REDIRECTS:
+                self.schedule_sitemap(target, level, hops)  # off the origin: named in the report, not read
             return
         if response.status != 200:
             logger.info("Sitemap %s answered %s; ignored", response.url, response.status)
@@ -127,7 +168,8 @@ class SitemapSeeds(Spider):
         except Exception as error:  # noqa: BLE001 - hostile or broken XML: skip it
             logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
             return
-        level = response.meta.get("sitemap_level", 1)
+        self.crawler.stats.inc_value(Stat.SEED_SITEMAPS)
+        context_of(self.crawler).result.seed_sitemaps.append(response.url)
         entries = iter(sitemap)  # one entry at a time: 50,000 URLs never sit in a list
         for entry in entries:
             if frontier.full and frontier.saturated(Reason.LIMIT):
@@ -144,7 +186,8 @@ class SitemapSeeds(Spider):
                 if level < MAX_SITEMAP_LEVEL:
                     self.schedule_sitemap(loc, level + 1)
             elif sitemap.type == "urlset":
-                yield from self.follow_url(loc, depth=1, referrer=response.url)
+                yield from self.follow_url(loc, depth=1, referrer=response.url, listed_by_site=True)
 
-    def sitemap_failed(self, failure: Failure) -> None:
+    def sitemap_failed(self, failure: Failure) -> Iterator[PageFacts]:
         logger.info("Sitemap %s not read: %s", failure.request.url, failure.value)  # type: ignore[attr-defined]
+        yield from self.sitemap_done()

@@ -26,11 +26,12 @@ from crawler.failures import failure_text
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
 from crawler.page.headers import is_html
-from crawler.reasons import OutOfScope, Reason, RobotsDisallowed
+from crawler.reasons import Limit, OutOfScope, Reason, RobotsDisallowed
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
 from crawler.spiders.frontier import Frontier
+from crawler.spiders.loops import Leads, loop_fix
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
 from crawler.state.store import UNKNOWN
@@ -61,6 +62,7 @@ class SiteSpider(SitemapSeeds):
     state: RunState | None
     mode: RunMode
     frontier: Frontier
+    leads_to: Leads  # where redirects and canonicalised pages lead, for canonical loops
     reader: ResponseReader
     robots: RobotParser | None  # the site's rules, once robots.txt is read
     own_files: tuple[str, ...]
@@ -78,6 +80,8 @@ class SiteSpider(SitemapSeeds):
         spider.robots_agent = robots_user_agent(crawler)
         spider.seen = set()
         spider.sitemap_files = 0
+        spider.sitemaps_pending = 0
+        spider.held = {}
         config = spider.config
         spider.frontier = Frontier(
             config.max_pages,
@@ -86,6 +90,7 @@ class SiteSpider(SitemapSeeds):
             config.max_query_variants,
             config.max_not_requested,
         )
+        spider.leads_to = Leads()
         spider.robots = None
         spider.hosts = config.audit.hosts
         spider.extra_sitemaps = config.audit.seed_sitemaps
@@ -158,6 +163,7 @@ class SiteSpider(SitemapSeeds):
         referrer: str | None,
         encoding: str = "utf-8",
         chain: list[str] | None = None,
+        listed_by_site: bool = False,
     ) -> Iterator[Request | PageFacts]:
         """A Request for a URL not seen before, or a fact saying why it is not requested.
 
@@ -166,7 +172,7 @@ class SiteSpider(SitemapSeeds):
         remembered), so a page of 10,000 links into a trap costs little.
         """
         seen = self.seen
-        if raw_url in seen:
+        if raw_url in seen and not (listed_by_site and self.held):
             return
         frontier = self.frontier
         if frontier.counting_only:
@@ -178,16 +184,18 @@ class SiteSpider(SitemapSeeds):
             seen.add(raw_url)
             return  # not http(s), or a broken URL: nothing a sitemap could list
         if url in seen:
-            seen.add(raw_url)
-            return
-        error, detail = None, ""
+            if not (listed_by_site and self.held.pop(url, None) is not None):
+                seen.add(raw_url)
+                return
+            self.crawler.stats.inc_value(limit(Limit.QUERY_VARIANTS), -1)  # held, then vouched for
+        error, detail, over = None, "", None
         if not self.scope.contains(url):
             error = Reason.OUT_OF_SCOPE
         elif url.startswith(self.own_files):
             error, detail = Reason.EXCLUDED, "a file of sitemap-crawler's own (staging or manifest)"
         elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):
             error, detail = Reason.ROBOTS, "disallowed by robots.txt"
-        elif over := frontier.over(url, depth):
+        elif over := frontier.over(url, depth, listed_by_site=listed_by_site):
             self.crawler.stats.inc_value(limit(over[0]))
             error, detail = Reason.LIMIT, over[1]
         if error is not None and not frontier.itemise(error):
@@ -195,9 +203,13 @@ class SiteSpider(SitemapSeeds):
         seen.add(raw_url)
         seen.add(url)
         if error is not None:
-            yield PageFacts(
+            facts = PageFacts(
                 url=url, error=error, detail=detail, depth=depth, referrer=referrer, redirect_chain=chain or []
             )
+            if over and over[0] is Limit.QUERY_VARIANTS and self.sitemaps_pending > 0:
+                self.held[url] = facts  # a seed sitemap still to read may list it
+                return
+            yield facts
             return
         frontier.reserve()
         request = Request(
@@ -233,8 +245,26 @@ class SiteSpider(SitemapSeeds):
                 )
         facts.depth, facts.referrer = depth, meta.get("referrer")
         facts.stored = meta.get("stored_state", UNKNOWN)
+        self.settle_canonical(facts)
         yield facts
         yield from self.follow_targets(facts, response.url)
+
+    def settle_canonical(self, facts: PageFacts) -> None:
+        """Remember where *facts*' URL leads; a canonical that leads back to the page makes it
+        self-canonical, with a warning that says what to fix (SPEC S11)."""
+        if facts.redirect_to:
+            self.leads_to.record(facts.url, facts.redirect_to)
+            return
+        canonical = facts.canonical
+        if not canonical or canonical == facts.url:
+            return
+        if not self.leads_to.loops_back(facts.url, canonical, facts.redirect_chain, self.config.max_redirects):
+            self.leads_to.record(facts.url, canonical)
+            return
+        facts.canonical = facts.url
+        self.crawler.signals.send_catch_log(
+            signal=url_warning, url=facts.url, code="canonical-redirects-back", detail=loop_fix(facts.url, canonical)
+        )
 
     def replay_not_modified(self, response: Response) -> PageFacts | None:
         """A 304 to our conditional request: the page is what the state store last saw."""

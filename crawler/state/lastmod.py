@@ -63,6 +63,7 @@ def listing_for(
     first_sight: str | None,
     now: str,
     resumed: bool,
+    rebaseline: bool = False,
 ) -> Listing:
     """What a listed URL's lastmod rests on after this visit.
 
@@ -70,8 +71,12 @@ def listing_for(
     date to use when the URL is new (that hint, or a trustworthy
     ``Last-Modified``). A *resumed* URL was already counted before the
     interruption: its lastmod stays and it is not a change of this run.
+    In a *rebaseline* run digests are made a new way: a differing one is
+    stored, but says nothing about a change, so lastmod stays.
     """
     changed = previous is None or previous.listing_digest != digest
+    if changed and rebaseline and previous is not None and previous.listing_digest is not None:
+        return Listing(digest=digest, lastmod=previous.lastmod, last_changed=previous.last_changed, changed=False)
     # Back in the set (it was noindex, 404, ...): a change of the set, for IndexNow and the delta,
     # though not of the content, so its lastmod stays.
     relisted = previous is not None and previous.outcome != "listed"

@@ -92,6 +92,7 @@ class DocumentCheck:
         self._lastmods = LastmodTally()
         self._here: set[int] = set()  # this file's loc keys (at most 50,000)
         self._parser = expat.ParserCreate(namespace_separator=" ")
+        self._folder = _folder_of(name)
 
     def problem(self, node: Node, rule: str, message: str) -> None:
         self._out.append(Finding(self.name, node.line, node.col, rule, message))
@@ -255,6 +256,15 @@ class DocumentCheck:
             self.problem(node, "host", f"{loc} is not on {context.origin}")
         elif not context.declared and is_dev_origin(origin) and self._state.once("dev-host"):
             self.problem(node, "dev-host", f"{loc} is on a development host (said once per file)")
+        folder = self._folder
+        outside = folder and self.kind == "urlset" and loc.startswith(origin) and not loc.startswith(folder)
+        if outside and self._state.once("outside-folder"):
+            self.problem(
+                node,
+                "outside-folder",
+                f"{loc} is outside {folder}, the sitemap's own folder: search engines ignore it there"
+                " (move the sitemap to the site root; said once per file)",
+            )
         flavour = "sitemap " if media is None else "news " if media.news else "video " if media.videos else ""
         key = hash(flavour + loc)
         if key in self._here:
@@ -276,6 +286,16 @@ class DocumentCheck:
         same = self._lastmods.same(self.name, self.entries, self.context.same_lastmod_share)
         if self.kind == "urlset" and same is not None:
             yield same
+
+
+def _folder_of(name: str) -> str | None:
+    """The folder URL a sitemap served from *name* covers (sitemaps.org: its URLs must be at or
+    below it), when it is a sub-folder of a site; ``None`` for the root or a local file."""
+    match = _ABSOLUTE.match(name)
+    if match is None:
+        return None
+    folder = name.split("?", 1)[0].rsplit("/", 1)[0] + "/"
+    return folder if len(folder) > len(match.group(0)) + 1 else None
 
 
 def _position(item: Entry | Finding) -> tuple[int, int, int]:

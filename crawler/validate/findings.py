@@ -58,6 +58,7 @@ RULES: dict[str, Severity] = {
     "empty": _W,  # a urlset or index without entries
     "unknown-namespace": _W,  # extension data nobody checks (legacy or unknown)
     "ignored": _W,  # allowed by the schema, read by nobody
+    "outside-folder": _W,  # a loc outside the folder the sitemap is served from (sitemaps.org)
     "deprecated": _W,  # deprecated codes and elements, with the replacement
     "dev-host": _W,  # locs on localhost or another development host
     "same-lastmod": _W,  # most URLs of a file (90%) with one lastmod: a build time, not a change
