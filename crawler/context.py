@@ -26,6 +26,9 @@ class CrawlContext:
         self.crawler = crawler
         self.config = config
         self.result = CrawlResult()
+        #: The page requests made whose item has not yet passed the pipelines, when a component
+        #: asks for them (the duplicates pipeline: the simpler of two copies is kept).
+        self.in_flight: set[str] | None = None
         self._run_state: RunState | None = None
         self._opened = False
 

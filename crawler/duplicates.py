@@ -26,7 +26,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote
 
-__all__ = ["DUPLICATE_OF", "OWN_TEXT", "Duplicates", "duplicate_detail", "kept_of", "twins"]
+__all__ = ["DUPLICATE_OF", "OWN_TEXT", "Duplicates", "duplicate_detail", "kept_of", "simpler_urls", "twins"]
 
 DUPLICATE_OF = "same content as "
 #: Characters of text outside links (spaces not counted) that make a page more than its links:
@@ -116,6 +116,27 @@ def twins(a: tuple[str, str, Sequence[str], Sequence[str]], b: tuple[str, str, S
         return False
     both = {url_a.partition("#")[0], url_b.partition("#")[0]}
     return _targets(url_a, links_a) - both == _targets(url_b, links_b) - both
+
+
+def simpler_urls(url: str) -> list[str]:
+    """The URLs *url* adds to, of which a copy of it would be the one to keep: its path's parent
+    folders, and the URL with its query string or one of its parameters dropped
+    (``/post/comment-page-1/`` -> ``/post/``; ``/?p=5&cpage=1`` -> ``/?p=5``)."""
+    base, _, query = url.partition("#")[0].partition("?")
+    scheme_end = base.find("://") + 3
+    path_start = base.find("/", scheme_end)
+    if path_start < 0:
+        return []
+    origin, path = base[:path_start], base[path_start:]
+    found = []
+    if query:
+        found.append(base)
+        pairs = query.split("&")
+        if len(pairs) > 1:
+            found.extend(f"{base}?{'&'.join(pairs[:i] + pairs[i + 1 :])}" for i in range(len(pairs)))
+    folders = path.rstrip("/").split("/")[:-1]
+    found.extend(origin + "/".join(folders[: i + 1]) + "/" for i in range(len(folders)))
+    return found
 
 
 def duplicate_detail(kept: str) -> str:

@@ -3,7 +3,10 @@ duplicates one already listed is excluded with reason ``duplicate``, naming the 
 
 Which one is kept: the first listed, since the report is written as pages come and a
 listed URL cannot be taken back. The start URL is the first page of a crawl and the crawl
-is breadth-first, so the shortest path wins in the usual case. Pages at the same depth
+is breadth-first, so the shortest path wins in the usual case. A page waits (a while, a few
+at a time) for the simpler URLs it adds to that are still being fetched: a WordPress post's
+``/comment-page-1/`` is linked from every page's "Recent Comments" and may come first, but
+the post is the one to keep. Pages at the same depth
 may come in either order, so with a state store the choice of the last run holds: a page
 that was the duplicate of a URL listed last time, which still has the same content then,
 stays the duplicate even if it comes first (should that URL not come back this run, the
@@ -16,10 +19,13 @@ shared crawl this pipeline runs in the exporter, where the items of every worker
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
-from crawler.context import config_of
-from crawler.duplicates import OWN_TEXT, Duplicates, duplicate_detail, kept_of, twins
+from scrapy import signals
+
+from crawler.context import context_of
+from crawler.duplicates import OWN_TEXT, Duplicates, duplicate_detail, kept_of, simpler_urls, twins
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
@@ -32,6 +38,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DuplicatePipeline"]
 
+#: Pages that wait at once for a simpler URL of theirs, and for how long at most: a request
+#: the queue holds far back is not worth more.
+MAX_WAITING = 16
+WAIT_SECONDS = 15.0
+
 
 def _page(item: PageFacts) -> tuple[str, str, list[str], list[str]] | None:
     if not item.content_digest:
@@ -41,19 +52,40 @@ def _page(item: PageFacts) -> tuple[str, str, list[str], list[str]] | None:
 
 
 class DuplicatePipeline:
-    def __init__(self, keep: bool, state: RunState | None):
+    def __init__(self, keep: bool, state: RunState | None, in_flight: set[str] | None = None):
         self.keep = keep
         self.state = state
         self.duplicates = Duplicates()
+        self.in_flight = in_flight if in_flight is not None else set()
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._waiting = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(config_of(crawler).keep_duplicates, RunState.of(crawler))
+        context = context_of(crawler)
+        keep = context.config.keep_duplicates
+        if not keep and context.in_flight is None:
+            context.in_flight = set()  # the spider adds the page requests it makes
+        pipeline = cls(keep, RunState.of(crawler), context.in_flight)
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(pipeline.item_done, signal=signal)
+        return pipeline
 
-    def process_item(self, item: PageFacts) -> PageFacts:
+    def item_done(self, item: Any, **_: Any) -> None:
+        """An item passed the pipelines (or was dropped): who waited for its URL goes on."""
+        url = getattr(item, "url", None)
+        if not isinstance(url, str):
+            return
+        self.in_flight.discard(url)
+        for future in self._waiters.pop(url, ()):
+            if not future.done():
+                future.set_result(None)
+
+    async def process_item(self, item: PageFacts) -> PageFacts:
         page = None if self.keep else _page(item)
         if page is None:
             return item
+        await self._simpler_first(item.url)
         kept = self.duplicates.find(*page)
         if kept is None:
             last = self._kept_last_time(item, page) if self.state is not None else None
@@ -63,6 +95,23 @@ class DuplicatePipeline:
             item.detail = duplicate_detail(kept)  # stored with the facts: the next run reads it
             raise Excluded(Reason.DUPLICATE, item.detail)
         return item
+
+    async def _simpler_first(self, url: str) -> None:
+        """Wait until the simpler URLs of *url* still being fetched have passed (bounded)."""
+        pending = [simpler for simpler in simpler_urls(url) if simpler in self.in_flight]
+        if not pending or self._waiting >= MAX_WAITING:
+            return
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[None]] = []
+        for simpler in pending:
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters.setdefault(simpler, []).append(future)
+            futures.append(future)
+        self._waiting += 1
+        try:
+            await asyncio.wait(futures, timeout=WAIT_SECONDS)
+        finally:
+            self._waiting -= 1
 
     def _kept_last_time(
         self, item: PageFacts, page: tuple[str, str, list[str], list[str]]

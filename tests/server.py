@@ -20,6 +20,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 SITE_ROOT = Path(__file__).parent / "site"
+#: What a crawl asks a site for that is no page: robots.txt, and the sitemaps at their
+#: conventional locations when robots.txt names none (the crawl's seeds).
+NOT_PAGES = frozenset({"/robots.txt", "/sitemap.xml", "/sitemap_index.xml"})
 SITES = {"127.0.0.1": "main", "localhost": "delay"}
 TYPES = {
     ".html": "text/html; charset=utf-8",

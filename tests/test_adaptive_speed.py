@@ -20,6 +20,7 @@ from scrapy.settings import Settings
 from crawler.downloadermiddlewares.backoff import retry_after_seconds
 from settings.values import adapts
 from tests.conftest import run_cli, sitemap_locs
+from tests.server import NOT_PAGES
 from tests.timing import assert_paced
 
 PAGES = 60
@@ -43,7 +44,7 @@ class LoadedServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}{path}"
 
     def pages(self) -> list[tuple[float, str, int]]:
-        return [arrival for arrival in self.arrivals if arrival[1] != "/robots.txt"]
+        return [arrival for arrival in self.arrivals if arrival[1] not in NOT_PAGES]
 
 
 class LoadedHandler(BaseHTTPRequestHandler):

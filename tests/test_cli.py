@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import read_report, run_cli
-from tests.server import SiteServer
+from tests.server import NOT_PAGES, SiteServer
 
 
 def assert_usage_error(result, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -104,7 +104,7 @@ def test_config_file_and_any_directory(server: SiteServer, tmp_path: Path) -> No
     assert (out / "map.xml").is_file()
     assert (out / "map-1.xml.gz").is_file()
     assert result.stdout.strip() == f"Sitemap: {server.url('/map.xml')}"
-    pages = [p for p in server.paths() if p != "/robots.txt" and "seed-" not in p]
+    pages = [p for p in server.paths() if p not in NOT_PAGES and "seed-" not in p]
     assert len(pages) == 2  # the command line wins over the file
     assert "Listed " in result.stderr and "limit" in result.stderr
 

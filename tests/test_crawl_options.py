@@ -10,7 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from tests.conftest import CLI, crawl, run_cli, sitemap_locs
-from tests.server import SiteServer
+from tests.server import NOT_PAGES, SiteServer
 from tests.timing import assert_paced
 
 
@@ -18,7 +18,7 @@ def test_crawl_delay_from_robots_txt_is_honoured(server: SiteServer, tmp_path: P
     result = crawl(server.url("/", host="localhost"), tmp_path / "out")
     assert result.code == 0, result.process.stderr
     assert len(result.listed) == 5
-    page_times = [hit.time for hit in server.hits if hit.host == "localhost" and hit.path != "/robots.txt"]
+    page_times = [hit.time for hit in server.hits if hit.host == "localhost" and hit.path not in NOT_PAGES]
     assert len(page_times) == 5
     assert_paced(page_times, 0.4)  # Crawl-delay: 0.4
 
@@ -69,7 +69,7 @@ def test_include_and_exclude_patterns(server: SiteServer, tmp_path: Path) -> Non
 def test_max_pages_bounds_the_crawl(server: SiteServer, tmp_path: Path) -> None:
     result = crawl(server.url(), tmp_path / "out", "--max-pages", "4")
     assert result.code == 0
-    pages = [p for p in server.paths() if p != "/robots.txt" and "seed-" not in p]
+    pages = [p for p in server.paths() if p not in NOT_PAGES and "seed-" not in p]
     assert len(pages) == 4
     limited = [u for u, line in result.report.items() if line["reason"] == "limit"]
     assert limited and all("max pages" in str(result.report[u]["detail"]) for u in limited)
@@ -92,7 +92,7 @@ def test_page_limit_keeps_the_shallowest_pages(tmp_path: Path) -> None:
         result = crawl(
             bfs.url(), tmp_path / "out", "--max-pages", "6", "--concurrency", "1", "--set", "CONCURRENT_REQUESTS=1"
         )
-        fetched = [path for path in bfs.paths() if path != "/robots.txt"]
+        fetched = [path for path in bfs.paths() if path not in NOT_PAGES]
     finally:
         bfs.stop()
     assert result.code == 0, result.process.stderr

@@ -18,7 +18,7 @@ from redis import Redis
 
 from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, CrawlResult, crawl, run_cli, sitemap_locs
-from tests.server import SiteServer
+from tests.server import NOT_PAGES, SiteServer
 from tests.shared_crawl import FAST, chain_site, finish, outcomes, workers
 
 
@@ -28,7 +28,7 @@ def test_workers_through_redis_give_the_set_of_one_process(
 ) -> None:
     """The coordinator crawls too: one or two workers beside it make two or three."""
     reference = crawl(server.url(), tmp_path / "reference", "--no-state")
-    once = Counter(path for path in server.paths() if path != "/robots.txt")  # retries of 5xx included
+    once = Counter(path for path in server.paths() if path not in NOT_PAGES)  # retries of 5xx included
     server.reset()
     joined = workers(redis_url, count)
     shared = crawl(server.url(), tmp_path / "shared", *FAST, "--distributed", redis_url)
@@ -36,7 +36,7 @@ def test_workers_through_redis_give_the_set_of_one_process(
     assert finish(joined) == [0] * count  # every worker ended by itself
     assert sorted(shared.listed) == sorted(reference.listed)
     assert outcomes(shared) == outcomes(reference)
-    fetched = Counter(path for path in server.paths() if path != "/robots.txt")
+    fetched = Counter(path for path in server.paths() if path not in NOT_PAGES)
     assert fetched == once  # no URL fetched more often than by one process
     # Published and every worker gone: the crawl is retired from Redis, so nothing can join it or
     # resume it (its seen set would hide the site from a new run), and its keys free the memory.
@@ -103,7 +103,7 @@ def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work
         origin = site.url().rstrip("/")
         expected = [origin + "/"] + [f"{origin}/p{n}.html" for n in range(1, pages)]
         assert sorted(sitemap_locs(tmp_path / "out", origin)) == sorted(expected)
-        fetched = Counter(path for path in site.paths() if path != "/robots.txt")
+        fetched = Counter(path for path in site.paths() if path not in NOT_PAGES)
         assert len(fetched) == pages  # nothing lost; a page leased by a killed worker may be fetched again
     finally:
         site.stop()

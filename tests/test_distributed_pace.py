@@ -18,7 +18,7 @@ import pytest
 from redis import Redis
 
 from tests.conftest import CLI, CrawlResult, read_report, run_cli, sitemap_locs
-from tests.server import SiteServer
+from tests.server import NOT_PAGES, SiteServer
 from tests.shared_crawl import FAST, fan_site, finish
 
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
@@ -32,7 +32,7 @@ def robots(crawl_delay: float) -> str:
 
 
 def pages(site: SiteServer) -> list[str]:
-    return [path for path in site.paths() if path != "/robots.txt"]
+    return [path for path in site.paths() if path not in NOT_PAGES]
 
 
 def joined(redis_url: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -71,7 +71,7 @@ def test_the_crawl_delay_holds_on_redis_clock_whatever_the_workers_clocks_say(re
         result = shared_crawl(site, tmp_path / "out", redis_url)
         assert result.code == 0, result.process.stderr
         assert finish(others) == [0, 0]
-        times = sorted(hit.time for hit in site.hits if hit.path != "/robots.txt")
+        times = sorted(hit.time for hit in site.hits if hit.path not in NOT_PAGES)
     finally:
         site.stop()
     assert len(result.listed) == 14
@@ -148,7 +148,7 @@ def test_slow_crawl_delays_fetch_no_page_twice_with_the_default_lease(redis_url:
         for site, _ in runs.values():
             site.stop()
     for crawl_delay, (site, _) in runs.items():
-        times = sorted(hit.time for hit in site.hits if hit.path != "/robots.txt")
+        times = sorted(hit.time for hit in site.hits if hit.path not in NOT_PAGES)
         assert times[-1] - times[0] > 60, "shorter than a lease: it would prove nothing"
         assert fetched_twice(site) == {}, crawl_delay
         assert len(results[crawl_delay].listed) == len(pages(site))

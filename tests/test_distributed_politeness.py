@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CrawlResult, crawl, run_cli
-from tests.server import SiteServer
+from tests.server import NOT_PAGES, SiteServer
 from tests.shared_crawl import FAST, chain_site, finish, workers
 from tests.test_adaptive_speed import PAGES, serve
 from tests.test_scheduled import age_files, edit, lastmods, next_second, rewritten, shard_of
@@ -42,7 +42,7 @@ def test_crawl_delay_holds_for_the_site_across_workers(live_site: SiteServer, re
     paths = live_site.paths()
     assert paths.count("/robots.txt") == 1
     # The delay is known once robots.txt is read: it holds from the first page on.
-    times = [hit.time for hit in live_site.hits if hit.path != "/robots.txt"]
+    times = [hit.time for hit in live_site.hits if hit.path not in NOT_PAGES]
     assert len(times) >= 10
     # Crawl-delay holds between two requests to the site, whichever worker sends them.
     assert_paced(times, 0.2)
@@ -56,7 +56,7 @@ def test_the_page_budget_holds_for_all_workers_together(redis_url: str, tmp_path
         shared = crawl(site.url(), tmp_path / "shared", *options)
         assert shared.code == 0, shared.process.stderr
         assert finish(joined) == [0, 0]
-        pages = [path for path in site.paths() if path != "/robots.txt"]
+        pages = [path for path in site.paths() if path not in NOT_PAGES]
     finally:
         site.stop()
     # Three processes, one budget: twenty pages, as one process fetches, not twenty for each.

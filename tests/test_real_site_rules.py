@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,29 @@ def test_validate_warns_of_urls_outside_the_sitemaps_folder(site: AppSite) -> No
     process = run_cli("validate", origin + "sitemap/pages.xml", "--origin", origin.rstrip("/"))
     assert "outside-folder" in process.stdout + process.stderr
     assert f"{origin}wiki/Main_Page is outside {origin}sitemap/" in process.stdout + process.stderr
+
+
+def test_of_two_copies_the_simpler_url_is_kept_whichever_answers_first(site: AppSite, tmp_path: Path) -> None:
+    """A "Recent Comments" widget links /post/comment-page-1/ on every page, before the post itself;
+    the post answers last. It is still the post that is listed."""
+    origin = site.url
+    routes = _wordpress_like(origin)
+    comment_page_served = threading.Event()
+    post, comment_page = routes["/post/"], routes["/post/comment-page-1/"]
+    assert isinstance(post, tuple) and isinstance(comment_page, tuple)
+
+    def slow_post(target: str) -> tuple[int, dict[str, str], str]:
+        comment_page_served.wait(20)  # the server answers the copy first: an event, bounded
+        return post
+
+    def first_comment_page(target: str) -> tuple[int, dict[str, str], str]:
+        comment_page_served.set()
+        return comment_page
+
+    widget = "<aside>" + links("/post/comment-page-1/", "/post/") + "</aside>"
+    home = page("Home", "<main><p>" + "Welcome home, a page of its own. " * 4 + "</p></main>" + widget)
+    site.routes.update({"/": (200, HTML, home), "/post/": slow_post, "/post/comment-page-1/": first_comment_page})
+    result = crawl(origin, tmp_path / "out")
+    assert result.code == 0, result.process.stderr
+    assert origin + "post/" in result.listed
+    assert result.reason(origin + "post/comment-page-1/") == "duplicate"

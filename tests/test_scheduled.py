@@ -21,7 +21,7 @@ from lxml import etree
 from crawler.protocol import SITEMAP_NS
 from crawler.state.store import StateStore
 from tests.conftest import CLI, CrawlResult, crawl, run_cli
-from tests.server import SiteServer
+from tests.server import NOT_PAGES, SiteServer
 
 NS = {"s": SITEMAP_NS}
 OPTIONS = ("--max-urls-per-file", "4")
@@ -224,7 +224,7 @@ def test_killed_crawl_resumes_to_the_same_set(live: tuple[SiteServer, Path], tmp
     assert "(resumed)" in resumed.process.stderr
     assert resumed.listed == reference.listed
     assert lastmods(out) == lastmods(tmp_path / "reference")
-    refetched = [p for p in server.paths() if p in fetched_before and p != "/robots.txt"]
+    refetched = [p for p in server.paths() if p in fetched_before and p not in NOT_PAGES]
     assert len(refetched) < len(fetched_before) - 1, "the resumed run started over"
 
 

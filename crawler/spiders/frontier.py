@@ -124,6 +124,16 @@ class Frontier:
         self.count(reason)
         return False
 
+    def not_itemised_detail(self) -> str | None:
+        """The report's one line for the URLs only counted, if there are any."""
+        if not self.not_itemised:
+            return None
+        parts = ", ".join(f"{count} {kind}" for kind, count in sorted(self.not_itemised.items()))
+        return (
+            f"links to URLs never requested, counted but without a line of their own: {parts}"
+            f" (after {self.max_lines} lines per reason; see --max-not-requested)"
+        )
+
     def saturated(self, reason: str) -> bool:
         """No more report lines for *reason*: new URLs of that kind are only counted."""
         return self.lines[reason] >= self.max_lines

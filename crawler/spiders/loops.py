@@ -15,6 +15,10 @@ back to the page within a number of hops.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crawler.items import PageFacts
 
 __all__ = ["Leads", "loop_fix"]
 
@@ -27,6 +31,25 @@ class Leads:
 
     def record(self, url: str, target: str) -> None:
         self._to[url] = target
+
+    def settle(self, facts: PageFacts, max_hops: int) -> str | None:
+        """Remember where *facts*' URL leads; when its canonical leads back to it, make it its own
+        canonical and say what to fix on the site. Its hreflang alternates that lead back to it
+        (a generator's slash-less URLs) are the page itself too."""
+        if facts.redirect_to:
+            self.record(facts.url, facts.redirect_to)
+            return None
+        url, chain = facts.url, facts.redirect_chain
+        if facts.alternates and chain:
+            facts.alternates = [(lang, url if href in chain else href) for lang, href in facts.alternates]
+        canonical = facts.canonical
+        if not canonical or canonical == url:
+            return None
+        if not self.loops_back(url, canonical, chain, max_hops):
+            self.record(url, canonical)
+            return None
+        facts.canonical = url
+        return loop_fix(url, canonical)
 
     def loops_back(self, url: str, canonical: str, came_through: Sequence[str], max_hops: int) -> bool:
         """Whether *canonical* (another URL than *url*) leads back to *url*: it is one of the

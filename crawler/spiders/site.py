@@ -15,14 +15,12 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.exceptions import DownloadCancelledError, StopDownload
+from scrapy.exceptions import StopDownload
 from scrapy.http import Response
-from twisted.internet.defer import CancelledError
 
 from crawler.context import CrawlContext
 from crawler.downloadermiddlewares.robotstxt import SiteRules, robots_user_agent
 from crawler.extensions.runstate import RunState
-from crawler.failures import failure_text
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
 from crawler.page.headers import is_html
@@ -30,8 +28,9 @@ from crawler.reasons import Limit, OutOfScope, Reason, RobotsDisallowed
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
+from crawler.spiders.errors import fetch_error
 from crawler.spiders.frontier import Frontier
-from crawler.spiders.loops import Leads, loop_fix
+from crawler.spiders.loops import Leads
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
 from crawler.state.store import UNKNOWN
@@ -212,6 +211,8 @@ class SiteSpider(SitemapSeeds):
             yield facts
             return
         frontier.reserve()
+        if (flying := self.context.in_flight) is not None:
+            flying.add(url)
         request = Request(
             url,
             callback=self.parse,
@@ -250,21 +251,11 @@ class SiteSpider(SitemapSeeds):
         yield from self.follow_targets(facts, response.url)
 
     def settle_canonical(self, facts: PageFacts) -> None:
-        """Remember where *facts*' URL leads; a canonical that leads back to the page makes it
-        self-canonical, with a warning that says what to fix (SPEC S11)."""
-        if facts.redirect_to:
-            self.leads_to.record(facts.url, facts.redirect_to)
-            return
-        canonical = facts.canonical
-        if not canonical or canonical == facts.url:
-            return
-        if not self.leads_to.loops_back(facts.url, canonical, facts.redirect_chain, self.config.max_redirects):
-            self.leads_to.record(facts.url, canonical)
-            return
-        facts.canonical = facts.url
-        self.crawler.signals.send_catch_log(
-            signal=url_warning, url=facts.url, code="canonical-redirects-back", detail=loop_fix(facts.url, canonical)
-        )
+        """A canonical that leads back to the page makes it self-canonical, with a warning (SPEC S11)."""
+        if detail := self.leads_to.settle(facts, self.config.max_redirects):
+            self.crawler.signals.send_catch_log(
+                signal=url_warning, url=facts.url, code="canonical-redirects-back", detail=detail
+            )
 
     def replay_not_modified(self, response: Response) -> PageFacts | None:
         """A 304 to our conditional request: the page is what the state store last saw."""
@@ -349,25 +340,8 @@ class SiteSpider(SitemapSeeds):
 
     def closed(self, reason: str) -> None:
         """One report line for the URLs only counted, not itemised."""
-        counted = self.frontier.not_itemised
-        for kind, count in counted.items():
+        for kind, count in self.frontier.not_itemised.items():
             self.crawler.stats.set_value(key("not_itemised", kind), count)
-        if counted:
-            parts = ", ".join(f"{count} {kind}" for kind, count in sorted(counted.items()))
-            self.crawler.signals.send_catch_log(
-                signal=url_warning,
-                url=self.config.start_url,
-                code="not-itemised",
-                detail=f"links to URLs never requested, counted but without a line of their own: {parts}"
-                f" (after {self.config.max_not_requested} lines per reason; see --max-not-requested)",
-            )
-
-
-def fetch_error(error: BaseException, max_size: int) -> str:
-    """The report detail of a request that got no usable response; a body
-    cut at the size cap (on the wire or while decompressing) says so."""
-    text = failure_text(error)
-    cut = isinstance(error, (DownloadCancelledError, CancelledError)) or "DOWNLOAD_MAXSIZE" in str(error)
-    if max_size and cut:
-        return f"body over {max_size} bytes"
-    return text
+        if detail := self.frontier.not_itemised_detail():
+            signals = self.crawler.signals
+            signals.send_catch_log(signal=url_warning, url=self.config.start_url, code="not-itemised", detail=detail)
