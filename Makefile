@@ -48,6 +48,11 @@ mutants: install test-tools
 # (.ci/podman-setup). Installed when missing and apt can run (root); without them those
 # tests are skipped with the reason (under CI=true they fail instead).
 TEST_PACKAGES := chromium chromium-driver chromium-headless-shell podman buildah runc debootstrap uidmap redis-server faketime
+# The real applications of tests/realapps, each started privately on 127.0.0.1 by its test: WordPress
+# (Debian's, with a classic theme, PHP-FPM and MariaDB) behind nginx, and node for Docusaurus. Without
+# recommends and with no service started by the packages (policy-rc.d), so nothing binds a port.
+REALAPP_PACKAGES := nginx wordpress wordpress-theme-twentytwentyone php-fpm php-mysql php-gd php-xml php-mbstring \
+  mariadb-server nodejs
 test-tools:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
 	  && command -v chromium-headless-shell >/dev/null && command -v podman >/dev/null \
@@ -55,6 +60,10 @@ test-tools:
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES); } || \
 	  echo "note: $(TEST_PACKAGES) are not all installed: the browser and container tests will be skipped" >&2
+	@command -v nginx >/dev/null && command -v mariadbd >/dev/null && command -v php-fpm8.2 >/dev/null \
+	  && [ -d /usr/share/wordpress/wp-content/themes/twentytwentyone ] && command -v npm >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && .ci/install-quietly $(REALAPP_PACKAGES); } || \
+	  echo "note: $(REALAPP_PACKAGES) are not all installed: the real-application tests will be skipped" >&2
 
 # Benchmarks need a fast static server (nginx), a load tool (wrk), wget and redis-server to
 # compare with, and two real documentation sites, all from Debian.

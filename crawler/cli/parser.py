@@ -224,7 +224,10 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-url-length", type=int, metavar="N", help="skip URLs longer than N characters")
     parser.add_argument(
-        "--max-query-variants", type=int, metavar="N", help="at most N query strings per path (0 = no limit)"
+        "--max-query-variants",
+        type=int,
+        metavar="N",
+        help="at most N query strings per path and set of parameter names, 10 N per path (0 = no limit)",
     )
     parser.add_argument("--max-redirects", type=int, metavar="N", help="hops of a redirect chain followed (10)")
     parser.add_argument(

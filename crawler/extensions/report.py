@@ -54,9 +54,11 @@ REPORT_FIELDS = {
     "redirect_to": "a redirect's target",
     "redirect_chain": "the URLs of the redirect chain that led here",
     "canonical": "the URL its canonical names",
-    "images": "listed lines: the number of images written for it",
+    "images": "listed lines: the number of images its page rules kept (the sitemap also leaves out the site-wide"
+    " images, counted in the summary)",
     "videos": "listed lines: the number of videos written for it",
-    "alternates": "listed lines: the number of hreflang alternates written for it",
+    "alternates": "listed lines: the number of hreflang alternates found for it (the sitemap writes those of a"
+    " cluster with another version that is listed and links back)",
     "news": "listed lines: its news publication date, when it is a news article",
     "render": "with --render: whether the page was rendered and what script changed (noindex, canonical, links)",
     "notes": "what was left out of its entry and why (a video, images over the limit, an invalid hreflang)",

@@ -10,11 +10,12 @@ Only the page's own content counts, not its template (SPEC S11): a CMS
 prints "Recent Posts" and "Recent Comments" in a sidebar on every page, and
 one new comment would otherwise move the lastmod of the whole site. The
 content is the page's one ``<main>`` (or ``role=main``), as HTML defines
-it and every current theme and generator writes it; without one, the body
-without its landmarks of navigation and chrome (``nav``, ``aside``, the
-page's ``header`` and ``footer``, their ARIA roles). Navigation inside the
-content (previous/next links, a table of contents) is template too. Should
-that leave no text, the whole body counts.
+it and every current theme and generator writes it, without the sidebars a
+theme may put in it (``aside``, ``role=complementary``); its own navigation
+(a post's "Next post: <title>") stays, as it names other content. Without a
+``<main>``, the body without its landmarks of navigation and chrome (``nav``,
+``aside``, the page's ``header`` and ``footer``, their ARIA roles). Should a
+``<main>`` hold no text, the whole body counts (an application's empty shell).
 """
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ _TIMESTAMPS = re.compile(
 
 #: The page's own content, as HTML's landmarks name it.
 _MAIN = etree.XPath(".//main | .//*[@role='main']")
-#: Template around (and navigation inside) the content: landmarks of navigation and chrome.
+#: Sidebars, also inside a <main>.
+_SIDEBARS = etree.XPath(".//aside | .//*[@role='complementary']")
+#: Template around the content: landmarks of navigation and chrome.
 _CHROME = etree.XPath(
     ".//nav | .//aside | .//*[@role='navigation' or @role='complementary' or @role='banner'"
     " or @role='contentinfo' or @role='search']"
@@ -126,7 +129,7 @@ def _content_text(body: etree._Element) -> tuple[etree._Element | None, str]:
     mains = [element for element in _MAIN(body) if isinstance(element, etree._Element)]
     outermost = [m for m in mains if not any(other in m.iterancestors() for other in mains)]
     content = outermost[0] if len(outermost) == 1 else body
-    for element in _CHROME(content):
+    for element in (_SIDEBARS if content is not body else _CHROME)(content):
         if isinstance(element, etree._Element):
             element.clear(keep_tail=True)
     text = _text(content)
