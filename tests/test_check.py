@@ -418,3 +418,23 @@ def test_a_50000_url_shard_is_read_in_bounded_memory() -> None:
     assert (plan.result.urls, len(pages), plan.result.findings) == (50_000, 50, [])
     assert kept < 12_000_000  # validate's hashes of the locs seen, the sample: never the locs themselves
     assert peak < 4 * len(body)
+
+
+def test_another_tools_sitemap_beside_ours_is_said_once_not_called_stale(site: SetServer) -> None:
+    """WordPress names its own wp-sitemap.xml in robots.txt: no old copy of ours, nothing to delete."""
+    entry = f"<sitemap><loc>{site.root}wp-sitemap-posts-1.xml</loc></sitemap>"
+    wp_index = f'<sitemapindex xmlns="{SITEMAP_NS}">{entry}</sitemapindex>'
+    wp_posts = f'<urlset xmlns="{SITEMAP_NS}"><url><loc>{site.root}</loc></url></urlset>'
+    xml = {"Content-Type": "application/xml"}
+    site.routes["/wp-sitemap.xml"] = lambda server, _: (200, xml, wp_index.encode())
+    site.routes["/wp-sitemap-posts-1.xml"] = lambda server, _: (200, xml, wp_posts.encode())
+    site.robots = f"User-agent: *\nSitemap: {site.root}sitemap.xml\nSitemap: {site.root}wp-sitemap.xml\n"
+    found = findings(site.root, "--expect", str(site.folder))
+    assert [(f["rule"], f["severity"]) for f in found if f["rule"] != "duplicate"] == [("other-sitemap", "warning")], [
+        (f["rule"], f["message"]) for f in found
+    ]
+    assert "another tool's sitemap" in str(found[0]["message"])
+    site.robots = f"User-agent: *\nSitemap: {site.root}sitemap.xml\nSitemap: {site.root}sitemap-old.xml\n"
+    site.routes["/sitemap-old.xml"] = lambda server, _: (200, xml, wp_posts.encode())
+    stale = findings(site.root, "--expect", str(site.folder))
+    assert "stale" in [f["rule"] for f in stale]  # a name of our set's, not in the folder: an old file of ours

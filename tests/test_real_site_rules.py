@@ -321,3 +321,22 @@ def test_of_two_copies_the_simpler_url_is_kept_whichever_answers_first(site: App
     assert result.code == 0, result.process.stderr
     assert origin + "post/" in result.listed
     assert result.reason(origin + "post/comment-page-1/") == "duplicate"
+
+
+def test_the_audit_names_a_canonical_that_redirects_back(site: AppSite, tmp_path: Path) -> None:
+    origin = site.url
+    canonical = f'<link rel="canonical" href="{origin}docs/intro">'
+    site.routes.update(
+        {
+            "/": (200, HTML, page("Home", "<main><p>Docs home.</p>" + links("/docs/intro") + "</main>")),
+            "/docs/intro": (301, {"Location": "/docs/intro/", **HTML}, ""),
+            "/docs/intro/": (200, HTML, page("Intro", "<main><p>Intro.</p></main>", canonical)),
+        }
+    )
+    out = tmp_path / "audit"
+    process = run_cli("audit", origin, "--out", str(out), "--delay", "0", "--production-url", "https://www.example.com")
+    assert process.returncode == 0, process.stderr
+    findings = json.loads((out / "report.json").read_text("utf-8"))["findings"]
+    [found] = [finding for finding in findings if finding["kind"] == "canonical-redirects-back"]
+    assert found["url"].endswith("/docs/intro/") and found["severity"] == "warning"
+    assert "trailing slash" in found["detail"]

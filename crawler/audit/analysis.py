@@ -160,8 +160,15 @@ def duplicates(facts: SiteFacts) -> Iterator[Finding]:
             yield Finding(Kind.DUPLICATE_CONTENT, page.url, f"the same content as {kept}, which is listed", [kept])
 
 
+def recorded(db: sqlite3.Connection, code: str, kind: Kind) -> Iterator[Finding]:
+    """The crawl's own warnings of *code* (its ``url_warning`` signal), as findings of *kind*."""
+    for url, detail in db.execute("SELECT url, detail FROM warnings WHERE code = ? ORDER BY url", (code,)):
+        yield Finding(kind, url, detail)
+
+
 def site_findings(db: sqlite3.Connection, facts: SiteFacts, hosts: tuple[str, ...]) -> Iterator[Finding]:
     yield from broken_links(db, facts)
+    yield from recorded(db, "canonical-redirects-back", Kind.CANONICAL_REDIRECTS_BACK)
     yield from redirects(facts)
     yield from canonicals(facts)
     yield from hreflang(facts)

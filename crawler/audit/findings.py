@@ -24,6 +24,7 @@ class Kind(StrEnum):
     TEMPORARY_REDIRECTS = "temporary-redirects"  # 302, 303 or 307 where a permanent one is expected
     CANONICAL_CHAINS = "canonical-chains"  # A -> B -> C
     CANONICAL_NOT_INDEXABLE = "canonical-not-indexable"  # a canonical pointing at a 404, noindex or redirect
+    CANONICAL_REDIRECTS_BACK = "canonical-redirects-back"  # a canonical that redirects back to the page
     HREFLANG_ERRORS = "hreflang-errors"  # a missing return link, a target not indexable, an invalid code
     SOFT_404 = "soft-404"  # 200 with a not-found title, or the site's own 404 page
     DEEP_PAGES = "deep-pages"  # more clicks from the start than --deep-threshold

@@ -71,6 +71,12 @@ SEVERITY: dict[str, Rule] = {
     "canonical-chains": Rule(
         _W, "canonical chain", "canonical chains", "Point every canonical at the final URL directly."
     ),
+    "canonical-redirects-back": Rule(
+        _W,
+        "canonical redirecting back",
+        "canonicals redirecting back",
+        "Make the canonical the URL that answers 200 (a generator's and its server's trailing-slash options agree).",
+    ),
     "mixed-content": Rule(_W, "mixed-content page", "mixed-content pages", "Link the site's own pages with https://."),
     "orphans": Rule(_W, "orphan", "orphans", "Link these pages from the site, or drop them from the sitemap."),
     "indexable-not-listed": Rule(

@@ -22,6 +22,7 @@ CHECK_RULES: dict[str, Severity] = {
     "robots": _E,  # robots.txt answered 5xx or not at all: a search engine reads the site as disallowed
     "robots-sitemap": _W,  # no Sitemap: line names the index (it can still be submitted by hand)
     "robots-blocked": _E,  # robots.txt disallows a sitemap file for our user agent
+    "other-sitemap": _W,  # with --expect: robots.txt names another tool's sitemap beside ours
     # serving the files
     "status": _E,  # a sitemap file not answered 200 (a 404 shard, a redirect, no answer)
     "content-type": _E,  # neither application/xml nor text/xml (gzip: application/gzip or x-gzip)

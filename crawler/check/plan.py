@@ -11,7 +11,8 @@ candidates and what validate's set context keeps (hashes of the locs seen).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -23,6 +24,7 @@ from crawler.check.sample import Listed, Sampler
 from crawler.check.served import Headers, Undecodable, decode_content, judge_page, read_served
 from crawler.protocol import MAX_BYTES
 from crawler.robots_rules import MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
+from crawler.sitemaps.publish import MANIFEST_NAME
 from crawler.urls import normalize_or_raw, resolve_link
 from crawler.validate.document import DocumentCheck, Entry, SetContext
 
@@ -35,6 +37,15 @@ PAGE_BYTES = 10 * 1024 * 1024
 def origin_of(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _index_name(folder: Path) -> str:
+    """The index file name of the set published in *folder* (its manifest says), else the default."""
+    try:
+        name = json.loads((folder / MANIFEST_NAME).read_text("utf-8")).get("index")
+    except (OSError, ValueError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name.endswith(".xml") and "/" not in name else "sitemap.xml"
 
 
 def is_site_root(url: str) -> bool:
@@ -53,6 +64,7 @@ class Fetch:
     entry: Entry | None = None  # the index entry that lists a shard
     listed: Listed | None = None  # the sampled URL's entry
     base: str = ""  # the folder URL of the top sitemap (--expect's root)
+    foreign: bool = False  # another tool's set that robots.txt names beside ours (--expect has no such file)
 
 
 class SetCheck:
@@ -168,7 +180,7 @@ class SetCheck:
         self.result.sitemaps = tops
         self._phase = "tops"
         fetches = [
-            Fetch(url, "top", shard=number - len(tops), base=url.rsplit("/", 1)[0] + "/")
+            Fetch(url, "top", shard=number - len(tops), base=url.rsplit("/", 1)[0] + "/", foreign=self._foreign(url))
             for number, url in enumerate(tops)
         ]
         return self._issue([self._sitemap_fetch(fetch) for fetch in fetches])
@@ -190,6 +202,25 @@ class SetCheck:
             message = f"no Sitemap: line names {self.target}{why}{named}: add 'Sitemap: {self.target}'"
             self._finding(ServedFinding.at(self.robots_url, "robots-sitemap", message))
         return [self.target]
+
+    def _foreign(self, top: str) -> bool:
+        """Whether *top*, named by robots.txt, is another tool's sitemap: --expect (our published
+        folder) has no file of its name, and the name is not one of our set's (``sitemap.xml``,
+        ``sitemap-*``, after the folder's index). A CMS's own (WordPress's wp-sitemap.xml) is no
+        old copy of ours to delete: it is said once, as such, and its files are not compared."""
+        if self.expect is None or top == normalize_or_raw(self.target):
+            return False
+        name = unquote(urlsplit(top).path).rsplit("/", 1)[-1]
+        stem = _index_name(self.expect).removesuffix(".xml")
+        if not name or (self.expect / name).is_file() or name == f"{stem}.xml" or name.startswith(f"{stem}-"):
+            return False
+        message = (
+            f"robots.txt also names {top}, which {self.expect} does not hold: another tool's sitemap (a CMS's"
+            " or a plugin's own), not an old copy of ours. Search engines read both sets: turn that one off,"
+            " or keep only one Sitemap: line"
+        )
+        self._finding(ServedFinding.at(self.robots_url, "other-sitemap", message))
+        return True
 
     def _sitemap_fetch(self, fetch: Fetch) -> Fetch:
         """*fetch*, after noting whether robots.txt lets a search engine read it."""
@@ -215,7 +246,7 @@ class SetCheck:
             self._finding(ServedFinding.at(fetch.url, rule, message))
         if served.document is None:
             return
-        if self.expect is not None:
+        if self.expect is not None and not fetch.foreign:
             self._compare(fetch, served.document)
         check = DocumentCheck(fetch.url, self._context)
         children: list[Entry] = []
@@ -235,7 +266,7 @@ class SetCheck:
         for entry in children:
             if origin_of(entry.loc) == self.origin and entry.loc not in self._seen:  # others: validate's host rule
                 self._seen.add(entry.loc)
-                self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=fetch.base))
+                self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=fetch.base, foreign=fetch.foreign))
 
     def _compare(self, fetch: Fetch, document: bytes) -> None:
         assert self.expect is not None
@@ -262,9 +293,7 @@ class SetCheck:
             shards = self._shards
             self._shards = []
             self._sampler.shards = max(len(shards), 1)
-            placed = [
-                Fetch(f.url, f.role, shard=number + 1, entry=f.entry, base=f.base) for number, f in enumerate(shards)
-            ]
+            placed = [replace(f, shard=number + 1) for number, f in enumerate(shards)]
             fetches = [self._sitemap_fetch(fetch) for fetch in placed]
             if fetches:
                 return self._issue(fetches)
