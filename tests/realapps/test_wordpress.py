@@ -326,3 +326,32 @@ def test_lastmod_moves_with_main_content_only(fresh_wordpress: WordPress, tmp_pa
             f"(at most 5% may): {' '.join(false_bumps[:40])}"
         )
     assert not problems, "\n".join(problems)
+
+
+RECIPES = Path(__file__).parents[2] / "docs" / "guides" / "real-apps.md"
+
+
+def recipe_excludes(section: str) -> list[str]:
+    """The ``--exclude`` patterns of the first console block of *section* in the docs' recipes."""
+    text = RECIPES.read_text("utf-8").split(f"## {section}\n", 1)[1]
+    block = text.split("```console\n", 1)[1].split("```", 1)[0]
+    return re.findall(r"--exclude '([^']+)'", block)
+
+
+def test_the_docs_recipe_lists_what_wordpress_lists(fresh_wordpress: WordPress, tmp_path: Path) -> None:
+    """docs/guides/real-apps.md: crawled with the WordPress recipe's --exclude lines, the set listed is
+    WordPress's own sitemap, but for the URLs left out for a rule (a redirect, a duplicate kept) and
+    the attachment page (the recipe says it has no pattern of its own)."""
+    site = fresh_wordpress
+    site.set_permalinks(PRETTY)
+    excludes = recipe_excludes("WordPress")
+    assert len(excludes) >= 4, excludes
+    options = [part for pattern in excludes for part in ("--exclude", pattern)]
+    result = crawl(site.origin, tmp_path / "public", *options)
+    assert result.code == 0, result.process.stderr
+    listed = {normal(url) for url in result.listed}
+    report = {normal(url): line for url, line in result.report.items()}
+    wp = {normal(url) for url in wp_sitemap(site, PRETTY)}
+    assert listed - {normal(site.catalog()["attachment"])} <= wp, sorted(listed - wp)
+    missing = {url: report[url]["reason"] if url in report else "never met" for url in wp - listed}
+    assert set(missing.values()) <= MISSING_REASONS, missing
