@@ -65,7 +65,11 @@ ADDED_KEPT = 1000
 
 def publisher(config: SitemapConfig) -> SitemapPublisher:
     return SitemapPublisher(
-        config.output_dir, config.base_url, index_name(config.basename), overwrite_foreign=config.overwrite_foreign
+        config.output_dir,
+        config.base_url,
+        index_name(config.basename),
+        overwrite_foreign=config.overwrite_foreign,
+        stylesheet=config.layout.stylesheet,
     )
 
 
@@ -188,7 +192,7 @@ class SitemapExportPipeline:
             site_entries,
             image_max_pages=config.image_max_pages,
             warn=self.warn,
-            max_bytes=layout.max_bytes,
+            max_bytes=layout.entry_max_bytes,
             site_wide=partial(setattr, result, "site_wide_images"),
         )
         if state is None:

@@ -157,6 +157,7 @@ SITEMAP_BASE_URL = None  # default: the root of the crawled site
 SITEMAP_REPORT_PATH = None  # default: <output dir>.crawl-report.jsonl beside it
 SITEMAP_BASENAME = "sitemap"
 SITEMAP_GZIP = False
+SITEMAP_STYLESHEET = False  # write sitemap.xsl beside the set: a browser shows each file as a table
 SITEMAP_GZIP_LEVEL = 6  # gzip's compression level for the shards
 SITEMAP_MAX_URLS_PER_FILE = MAX_URLS
 SITEMAP_MAX_BYTES_PER_FILE = MAX_BYTES

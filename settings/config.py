@@ -21,6 +21,7 @@ from crawler.page.languages import news_language
 from crawler.scope import UrlPatterns
 from crawler.sitemaps.naming import RESERVED_GROUPS
 from crawler.sitemaps.shards import SetLayout
+from crawler.sitemaps.stylesheet import stylesheet_name
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.checks import beside, check_paths
@@ -48,6 +49,7 @@ class SitemapConfig:
     basename: str
     gzip: bool
     gzip_level: int
+    stylesheet: bool  # an XSL beside the set, for people opening it in a browser
     max_urls_per_file: int
     max_bytes_per_file: int
     max_pages: int
@@ -108,7 +110,8 @@ class SitemapConfig:
     def layout(self) -> SetLayout:
         """File names and limits of the sitemap set."""
         gzip_level = self.gzip_level if self.gzip else None
-        return SetLayout(self.basename, self.max_urls_per_file, self.max_bytes_per_file, gzip_level)
+        stylesheet = stylesheet_name(self.basename) if self.stylesheet else None
+        return SetLayout(self.basename, self.max_urls_per_file, self.max_bytes_per_file, gzip_level, stylesheet)
 
     def news_candidate(self, url: str) -> bool:
         """Whether *url* may be a news article (news on, URL patterns match)."""
@@ -149,6 +152,7 @@ class SitemapConfig:
             report_path=Path(report) if report else default_report_path(output_dir),
             basename=basename,
             gzip=settings.getbool("SITEMAP_GZIP"),
+            stylesheet=settings.getbool("SITEMAP_STYLESHEET"),
             gzip_level=whole_number(settings, "SITEMAP_GZIP_LEVEL"),
             max_urls_per_file=whole_number(settings, "SITEMAP_MAX_URLS_PER_FILE"),
             max_bytes_per_file=whole_number(settings, "SITEMAP_MAX_BYTES_PER_FILE"),

@@ -17,6 +17,7 @@ OPTION_SETTINGS = {
     "report": "SITEMAP_REPORT_PATH",
     "basename": "SITEMAP_BASENAME",
     "gzip": "SITEMAP_GZIP",
+    "stylesheet": "SITEMAP_STYLESHEET",
     "max_pages": "SITEMAP_MAX_PAGES",
     "max_depth": "SITEMAP_MAX_DEPTH",
     "max_url_length": "SITEMAP_MAX_URL_LENGTH",

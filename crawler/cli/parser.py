@@ -218,6 +218,12 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--basename", metavar="NAME", help="file name stem: NAME.xml index, NAME-1.xml shards")
     parser.add_argument("--gzip", action=argparse.BooleanOptionalAction, default=None, help="gzip the shards (.xml.gz)")
+    parser.add_argument(
+        "--stylesheet",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write sitemap.xsl beside the set: a browser shows the sitemaps as tables (search engines ignore it)",
+    )
     parser.add_argument("--max-pages", type=int, metavar="N", help="stop requesting pages after N (0 = no limit)")
     parser.add_argument(
         "--max-depth", type=int, metavar="N", help="follow links at most N steps (a sitemap entry is 1; 0 = no limit)"

@@ -57,7 +57,7 @@ def mirror_published(publish: Publish, published: PublishResult, *, overwrite_fo
     from crawler.services.s3 import mirror  # noqa: PLC0415 - boto3 with --publish only
 
     index = published.index_path
-    names = [*(shard.name for shard in published.shards), index.name]
+    names = [*(shard.name for shard in published.shards), *published.extras, index.name]
     # Scrapy's handlers outlive its reactor and would ignore a SIGTERM now: the uploads stop at once
     # instead (the bucket keeps a complete set whatever the moment), and the run exits 128 + signal.
     previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGTERM, signal.SIGINT)}

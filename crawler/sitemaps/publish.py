@@ -17,10 +17,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from crawler.sitemaps.naming import NEWS_GROUP
+from crawler.sitemaps.stylesheet import STYLESHEET
 from crawler.sitemaps.writer import ShardFile, render_index
 
 __all__ = ["MANIFEST_NAME", "STAGING_PREFIX", "ForeignFiles", "PublishResult", "SitemapPublisher"]
@@ -37,6 +38,7 @@ class PublishResult:
     written: list[str]  # shard names whose content changed
     unchanged: list[str]
     removed: list[str]
+    extras: list[str] = field(default_factory=list)  # files of the set the index does not list (the XSL)
 
 
 class ForeignFiles(ValueError):
@@ -59,17 +61,24 @@ class SitemapPublisher:
     """
 
     def __init__(
-        self, out_dir: Path, base_url: str, index_name: str = "sitemap.xml", *, overwrite_foreign: bool = False
+        self,
+        out_dir: Path,
+        base_url: str,
+        index_name: str = "sitemap.xml",
+        *,
+        overwrite_foreign: bool = False,
+        stylesheet: str | None = None,
     ):
         self.out_dir = out_dir
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.index_name = index_name
         self.overwrite_foreign = overwrite_foreign
+        self.stylesheet = stylesheet  # the XSL's name beside the set (--stylesheet), published before the index
 
     def foreign(self, names: Iterable[str]) -> list[str]:
         """Those of *names* that exist in the folder but are not ours (no manifest lists them)."""
         manifest = self.read_manifest()
-        ours = {*manifest, self.index_name} if manifest else set()
+        ours = {*manifest, *self._extras(), self.index_name} if manifest else set()
         return sorted(name for name in set(names) if name not in ours and (self.out_dir / name).exists())
 
     def foreign_set(self, basename: str) -> list[str]:
@@ -111,6 +120,18 @@ class SitemapPublisher:
         names = [name for name in self.read_manifest() if _own_file_name(name) and not self._news(name)]
         return sum(_locs(self.out_dir / name) for name in names) if names else None
 
+    def _extras(self) -> list[str]:
+        """The files of the published set its index does not list (the manifest's ``extras``)."""
+        try:
+            extras = json.loads((self.out_dir / MANIFEST_NAME).read_text("utf-8")).get("extras", [])
+        except (OSError, ValueError, AttributeError):
+            return []
+        return (
+            [name for name in extras if isinstance(name, str) and _own_file_name(name)]
+            if isinstance(extras, list)
+            else []
+        )
+
     def _news(self, name: str) -> bool:
         return name.startswith(f"{self.index_name.removesuffix('.xml')}-{NEWS_GROUP}-")
 
@@ -128,22 +149,28 @@ class SitemapPublisher:
                 "lastmod": old["lastmod"] if same and old and old.get("lastmod") else now,
             }
             (unchanged if same else written).append(shard.name)
-        clash = [] if self.overwrite_foreign else self.foreign([*written, self.index_name])
+        extras = [self.stylesheet] if self.stylesheet else []
+        clash = [] if self.overwrite_foreign else self.foreign([*written, *extras, self.index_name])
         if clash:
             raise ForeignFiles(self.out_dir, clash)
-        index = render_index((self.base_url + name, files[name]["lastmod"]) for name in files)
+        index = render_index([(self.base_url + name, files[name]["lastmod"]) for name in files], self.stylesheet)
         for name in written:
             os.replace(staging / name, self.out_dir / name)
+        if self.stylesheet and _read(self.out_dir / self.stylesheet) != STYLESHEET:  # before the index names it
+            _write_synced(staging / self.stylesheet, STYLESHEET)
+            os.replace(staging / self.stylesheet, self.out_dir / self.stylesheet)
         _fsync_dir(self.out_dir)
         if _read(self.out_dir / self.index_name) != index:  # an unchanged index keeps its file and mtime
             _write_synced(staging / self.index_name, index)
             os.replace(staging / self.index_name, self.out_dir / self.index_name)
         listed = sum(shard.url_count for shard in shards if not self._news(shard.name))
-        manifest = {"index": self.index_name, "listed": listed, "files": files}
+        previous_extras = self._extras()
+        manifest = {"index": self.index_name, "listed": listed, "files": files, "extras": extras}
         _write_synced(staging / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
         os.replace(staging / MANIFEST_NAME, self.out_dir / MANIFEST_NAME)
         _fsync_dir(self.out_dir)
         removed = [name for name in previous if name not in files and _own_file_name(name)]
+        removed += [name for name in previous_extras if name not in extras and name not in files]
         for name in removed:
             (self.out_dir / name).unlink(missing_ok=True)
         self.abort(staging)
@@ -154,6 +181,7 @@ class SitemapPublisher:
             written,
             unchanged,
             removed,
+            extras,
         )
 
 

@@ -90,6 +90,8 @@ def headers_for(name: str) -> tuple[str, str]:
     if name == MANIFEST_NAME:
         return "application/json", "no-cache"
     content_type = "application/gzip" if name.endswith(".gz") else "application/xml"
+    if name.endswith(".xsl"):
+        content_type = "text/xsl"
     return content_type, f"public, max-age={MAX_AGE}"
 
 

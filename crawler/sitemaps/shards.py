@@ -13,8 +13,9 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from crawler.protocol import MAX_BYTES, MAX_NEWS_PER_FILE, MAX_URLS
-from crawler.sitemaps.entries import UrlEntry
+from crawler.sitemaps.entries import URLSET_OPEN, UrlEntry
 from crawler.sitemaps.naming import NEWS_GROUP, shard_name
+from crawler.sitemaps.stylesheet import with_stylesheet
 from crawler.sitemaps.writer import ShardedUrlsetWriter, ShardFile, write_urlset
 
 if TYPE_CHECKING:
@@ -37,9 +38,20 @@ class SetLayout:
     max_urls: int = MAX_URLS
     max_bytes: int = MAX_BYTES
     gzip_level: int | None = None  # None: plain XML
+    stylesheet: str | None = None  # the name of the XSL beside the set that every file points at
 
     def shard_name(self, group: str, number: int) -> str:
         return shard_name(self.basename, group, number, self.gzip_level is not None)
+
+    @property
+    def urlset_open(self) -> bytes:
+        return with_stylesheet(URLSET_OPEN, self.stylesheet)
+
+    @property
+    def entry_max_bytes(self) -> int:
+        """The file size :func:`crawler.sitemaps.site.fit` fits an entry to: the limit, less the
+        stylesheet's processing instruction that every shard starts with."""
+        return self.max_bytes - (len(self.urlset_open) - len(URLSET_OPEN))
 
 
 def write_shards(
@@ -53,6 +65,7 @@ def write_shards(
         max_urls=max_urls or layout.max_urls,
         max_bytes=layout.max_bytes,
         gzip_level=layout.gzip_level,
+        opening=layout.urlset_open,
     ) as writer:
         writer.extend(entries)
         return writer.close()
@@ -74,6 +87,7 @@ def write_assigned(
                 [chunk for _, chunk in pending],
                 layout.max_bytes,
                 layout.gzip_level,
+                opening=layout.urlset_open,
             )
             files.append(written)
             pending = pending[count:]

@@ -19,6 +19,7 @@ from typing import BinaryIO, Self
 from crawler.protocol import MAX_BYTES, MAX_URLS, SITEMAP_NS
 from crawler.sitemaps.entries import URLSET_CLOSE, URLSET_OPEN, UrlEntry
 from crawler.sitemaps.naming import shard_name
+from crawler.sitemaps.stylesheet import with_stylesheet
 from crawler.sitemaps.xml import XML_DECLARATION, xml_escape
 
 __all__ = ["ShardFile", "ShardedUrlsetWriter", "UrlEntry", "render_index", "write_urlset"]
@@ -82,10 +83,12 @@ class ShardedUrlsetWriter:
         max_urls: int = MAX_URLS,
         max_bytes: int = MAX_BYTES,
         gzip_level: int | None = None,
+        opening: bytes = URLSET_OPEN,
     ):
         if not 1 <= max_urls <= MAX_URLS:
             raise ValueError(f"max_urls must be between 1 and {MAX_URLS}, not {max_urls}")
-        overhead = len(URLSET_OPEN) + len(URLSET_CLOSE)
+        self.opening = opening  # URLSET_OPEN, or with a stylesheet's processing instruction
+        overhead = len(opening) + len(URLSET_CLOSE)
         if not overhead < max_bytes <= MAX_BYTES:
             raise ValueError(f"max_bytes must be between {overhead + 1} and {MAX_BYTES}")
         self.folder = folder
@@ -106,7 +109,7 @@ class ShardedUrlsetWriter:
 
     def add_rendered(self, chunk: bytes) -> None:
         """Add one rendered ``<url>`` element, opening a new shard when full."""
-        if len(chunk) + len(URLSET_OPEN) + len(URLSET_CLOSE) > self.max_bytes:
+        if len(chunk) + len(self.opening) + len(URLSET_CLOSE) > self.max_bytes:
             raise ValueError(
                 f"one <url> entry is {len(chunk)} bytes, more than a sitemap of {self.max_bytes} bytes can hold"
             )
@@ -148,9 +151,9 @@ class ShardedUrlsetWriter:
     def _open(self) -> None:
         name = shard_name(self.basename, self.group, len(self.shards) + 1, bool(self.gzip_level))
         self._sink = _Sink(self.folder / name, self.gzip_level)
-        self._sink.write(URLSET_OPEN)
+        self._sink.write(self.opening)
         self._count = 0
-        self._size = len(URLSET_OPEN)
+        self._size = len(self.opening)
 
     def _flush(self) -> None:
         assert self._sink is not None
@@ -169,15 +172,21 @@ class ShardedUrlsetWriter:
 
 
 def write_urlset(
-    folder: Path, name: str, chunks: list[bytes], max_bytes: int = MAX_BYTES, gzip_level: int | None = None
+    folder: Path,
+    name: str,
+    chunks: list[bytes],
+    max_bytes: int = MAX_BYTES,
+    gzip_level: int | None = None,
+    *,
+    opening: bytes = URLSET_OPEN,
 ) -> tuple[ShardFile, int]:
     """Write as many rendered ``<url>`` elements as fit into one file named
     *name*; return the file and how many went in (at least one)."""
     sink = _Sink(folder / name, gzip_level)
-    size = len(URLSET_OPEN) + len(URLSET_CLOSE)
+    size = len(opening) + len(URLSET_CLOSE)
     count = 0
     try:
-        sink.write(URLSET_OPEN)
+        sink.write(opening)
         for chunk in chunks:
             if count and size + len(chunk) > max_bytes:
                 break
@@ -195,9 +204,10 @@ def write_urlset(
     return ShardFile(name, sink.path, count, size, sink.close()), count
 
 
-def render_index(entries: Iterable[tuple[str, str | None]]) -> bytes:
-    """A ``sitemapindex`` document for (loc, lastmod) pairs, within protocol limits."""
-    parts = [INDEX_OPEN]
+def render_index(entries: Iterable[tuple[str, str | None]], stylesheet: str | None = None) -> bytes:
+    """A ``sitemapindex`` document for (loc, lastmod) pairs, within protocol limits (pointing at
+    *stylesheet*, a file beside it, when given)."""
+    parts = [with_stylesheet(INDEX_OPEN, stylesheet)]
     count = 0
     for loc, lastmod in entries:
         count += 1
