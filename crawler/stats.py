@@ -51,6 +51,7 @@ class Stat:
     RESUMED_URLS = key("resumed_urls")
     CANONICAL_CONFLICT = key("canonical_conflict")
     SEED_SITEMAPS = key("seed_sitemaps")
+    PAST_BUDGET = key("not_itemised", "past_budget")  # links only counted once the page budget was spent
     CRAWL_DELAY = key("crawl_delay")
     BACKOFF = key("backoff")  # times the delay was raised because the server said so or struggled
     IMAGES_LISTED = key("images", "listed")

@@ -85,8 +85,10 @@ class DuplicatePipeline:
         page = None if self.keep else _page(item)
         if page is None:
             return item
-        await self._simpler_first(item.url)
         kept = self.duplicates.find(*page)
+        if kept is None:  # a copy of a page kept already needs no wait
+            await self._simpler_first(item.url)
+            kept = self.duplicates.find(*page)
         if kept is None:
             last = self._kept_last_time(item, page) if self.state is not None else None
             self.duplicates.remember(*(last or page))

@@ -74,7 +74,6 @@ class LastmodPipeline:
             first_sight=item.last_modified,
             now=now,
             resumed=resumed,
-            rebaseline=self.state.rebaseline,
         )
         item.last_modified = listing.lastmod
         item.shard_group = shard_group(item, self.config.shard_strategy, previous.first_seen if previous else now)

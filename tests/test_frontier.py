@@ -27,6 +27,7 @@ def test_path_parameters_are_variants_of_one_path() -> None:
     assert variant_key("https://e.com/a/b.html") is None
     assert variant_key("https://e.com/a;v=1/b.html") == ("e.com/a/b.html", ";v")
     assert variant_key("https://e.com/a/b.html?y=2&x=1&y=3") == ("e.com/a/b.html", "x,y")
+    assert variant_key("https://e.com/a/b.html?%78=1&y=2") == ("e.com/a/b.html", "x,y")  # a name spelt otherwise
     frontier = Frontier(max_pages=0, max_depth=0, max_url_length=2048, max_variants=2, max_lines=10)
     results = [frontier.over(f"https://e.com/cart;sid={i}", 1) for i in range(4)]
     assert results[:2] == [None, None] and all(r is not None and r[0] is Limit.QUERY_VARIANTS for r in results[2:])

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from crawler.extensions.runstate import now_w3c
 from crawler.protocol import SITEMAP_NS, is_schema_datetime, to_w3c, w3c_instant
-from crawler.state.lastmod import listing_digest, listing_for, not_after
+from crawler.state.lastmod import listing_digest, listing_for, made_another_way, not_after
 from crawler.state.store import PageState
 from crawler.validate.document import check_document
 
@@ -65,25 +65,33 @@ def test_unchanged_content_keeps_lastmod() -> None:
 
 def test_a_change_is_dated_by_the_page_if_plausible_else_by_this_visit() -> None:
     plausible = "2026-11-25T12:00:00Z"
-    dated = listing_for(_previous("old"), "new", modified_hint=plausible, first_sight=None, now=NOW, resumed=False)
+    dated = listing_for(
+        _previous(_digest("old")), _digest("new"), modified_hint=plausible, first_sight=None, now=NOW, resumed=False
+    )
     assert (dated.lastmod, dated.last_changed, dated.changed) == (plausible, plausible, True)
-    stale = listing_for(_previous("old"), "new", modified_hint="2026-01-01", first_sight=None, now=NOW, resumed=False)
+    stale = listing_for(
+        _previous(_digest("old")), _digest("new"), modified_hint="2026-01-01", first_sight=None, now=NOW, resumed=False
+    )
     assert stale.lastmod == NOW  # a date before the last visit cannot date this change
 
 
 def test_a_resumed_url_is_not_a_change_of_this_run() -> None:
-    resumed = listing_for(_previous("old"), "new", modified_hint=None, first_sight=None, now=NOW, resumed=True)
+    resumed = listing_for(
+        _previous(_digest("old")), _digest("new"), modified_hint=None, first_sight=None, now=NOW, resumed=True
+    )
     assert (resumed.lastmod, resumed.changed) == ("2026-11-01", False)
 
 
 def test_dates_are_compared_as_moments_whatever_their_offsets() -> None:
     # 08:00 at UTC-5 is 13:00Z, after NOW (10:00Z): not a date this change can have, though it sorts before.
-    future = listing_for(_previous("old"), "new", modified_hint="2026-11-30T08:00:00-05:00", first_sight=None,
-                         now=NOW, resumed=False)  # fmt: skip
+    old, new = _previous(_digest("old")), _digest("new")
+    future = listing_for(old, new, modified_hint="2026-11-30T08:00:00-05:00", first_sight=None, now=NOW, resumed=False)
     assert future.lastmod == NOW
     # 11:00 at UTC+2 is 09:00Z, in the window, though it sorts after NOW.
     inside = "2026-11-30T11:00:00+02:00"
-    dated = listing_for(_previous("old"), "new", modified_hint=inside, first_sight=None, now=NOW, resumed=False)
+    dated = listing_for(
+        _previous(_digest("old")), _digest("new"), modified_hint=inside, first_sight=None, now=NOW, resumed=False
+    )
     assert dated.lastmod == inside
 
 
@@ -121,10 +129,10 @@ def test_the_lastmod_we_list_always_passes_strict_validation(data: st.DataObject
     header = to_w3c(data.draw(st.none() | _w3c(moment)))
     previous = None
     if change != "new":
-        previous = _previous("old" if change == "changed" else "same", lastmod="2026-11-01")
+        previous = _previous(_digest("old" if change == "changed" else "same"), lastmod="2026-11-01")
         previous.last_seen = (moment - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
     first = not_after(hint or header, now)
-    listing = listing_for(previous, "same", modified_hint=hint, first_sight=first, now=now, resumed=False)
+    listing = listing_for(previous, _digest("same"), modified_hint=hint, first_sight=first, now=now, resumed=False)
     if listing.lastmod is None:
         return
     assert is_schema_datetime(listing.lastmod), listing.lastmod
@@ -134,3 +142,12 @@ def test_the_lastmod_we_list_always_passes_strict_validation(data: st.DataObject
            f"<loc>https://www.example.com/p</loc><lastmod>{listing.lastmod}</lastmod></url></urlset>")  # fmt: skip
     checked = check_document(xml.encode(), "sitemap.xml", "https://www.example.com")
     assert checked.findings == [], checked.findings
+
+
+def test_a_digest_of_an_earlier_version_says_nothing_about_a_change() -> None:
+    """Stores of versions that made content digests another way (the whole body, before SPEC S11):
+    the new digest is stored, lastmod stays, and the run does not call the page changed."""
+    earlier = _previous("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+    relearnt = listing_for(earlier, _digest("text"), modified_hint=None, first_sight=None, now=NOW, resumed=False)
+    assert (relearnt.digest, relearnt.lastmod, relearnt.changed) == (_digest("text"), "2026-11-01", False)
+    assert made_another_way(earlier.listing_digest) and not made_another_way(_digest("text"))

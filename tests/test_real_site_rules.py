@@ -153,6 +153,10 @@ def test_a_site_whose_pages_live_in_the_query_keeps_them_while_a_trap_ends(site:
     assert len([path for path in site.log if "?m=" in path]) == 5  # the calendar ends at the cap
     assert "Cut by a limit: 1 URL over 5 query strings per path and set of parameter names" in result.process.stderr
     assert "raise it with --max-query-variants" in result.process.stderr
+    assert "page budget" not in result.process.stderr
+    unlined = crawl(origin, tmp_path / "unlined", "--max-query-variants", "5", "--max-not-requested", "0")
+    assert "over 5 query strings per path" in unlined.process.stderr  # counted by its own limit
+    assert "page budget" not in unlined.process.stderr  # not a second time as the budget's
 
 
 def _wordpress_like(origin: str) -> dict[str, Route]:
@@ -248,7 +252,6 @@ def test_a_store_of_older_digests_is_rebaselined_without_moving_lastmod(site: Ap
     site.routes.update(_blog_with_sidebar("Ann", "first words"))
     assert crawl(origin, out, "--state", str(state)).code == 0
     with sqlite3.connect(state) as db:
-        db.execute("UPDATE meta SET value = 'whole-body-0' WHERE key = 'digest_scheme'")
         db.execute("UPDATE page SET fingerprint = 'made-another-way'")
     site.routes.update(_blog_with_sidebar("Ann", "edited words"))
     assert crawl(origin, out, "--state", str(state)).code == 0
@@ -271,7 +274,7 @@ def test_a_robots_txt_that_is_an_html_page_is_said_and_read_as_none(site: AppSit
     assert result.code == 0, result.process.stderr
     assert sorted(result.listed) == [origin, origin + "a"]
     [warning] = [line for line in warnings(tmp_path / "out") if line["reason"] == "robots-not-text"]
-    assert warning["url"] == origin  # the HTML page robots.txt led to
+    assert warning["url"] == origin + "robots.txt" and f"({origin})" in warning["detail"]  # where it led
 
 
 def test_a_real_robots_txt_served_as_html_is_still_obeyed(site: AppSite, tmp_path: Path) -> None:
@@ -340,3 +343,36 @@ def test_the_audit_names_a_canonical_that_redirects_back(site: AppSite, tmp_path
     [found] = [finding for finding in findings if finding["kind"] == "canonical-redirects-back"]
     assert found["url"].endswith("/docs/intro/") and found["severity"] == "warning"
     assert "trailing slash" in found["detail"]
+
+
+def _docs_with_menu(pages: list[str]) -> dict[str, Route]:
+    """Material for MkDocs: the whole site's menu inside <main>, and a page's previous/next links."""
+    menu = "<nav class='md-nav--primary'>" + links(*pages) + "</nav>"
+    routes: dict[str, Route] = {}
+    for number, path in enumerate(pages):
+        following = pages[number + 1] if number + 1 < len(pages) else pages[0]
+        footer = f"<nav class='md-footer'><a href='{following}'>Next: {following}</a></nav>"
+        routes[path] = (200, HTML, page(path, f"<main>{menu}<article><p>Text of {path}</p></article>{footer}</main>"))
+    return routes
+
+
+def test_a_new_page_in_a_menu_inside_main_moves_no_other_lastmod(site: AppSite, tmp_path: Path) -> None:
+    origin, out, state = site.url, tmp_path / "out", str(tmp_path / "state.sqlite")
+    pages = ["/", "/a/", "/b/", "/c/", "/d/", "/e/"]
+    site.routes.update(_docs_with_menu(pages))
+    assert crawl(origin, out, "--state", state).code == 0
+    site.routes.update(_docs_with_menu([*pages, "/faq/"]))  # the menu of every page gains a link
+    second = crawl(origin, out, "--state", state)
+    assert second.code == 0, second.process.stderr
+    assert _changed(out) == [origin + "e/"]  # its "Next" link now names /faq/: the page's own navigation
+
+
+def test_an_html_page_at_sitemap_xml_is_no_seed(site: AppSite, tmp_path: Path) -> None:
+    """A catch-all route answers /sitemap.xml with the application's page: nothing to read, nothing said."""
+    origin = site.url
+    home = (200, HTML, page("Home", "<main><p>One page application shell.</p></main>"))
+    site.routes.update({"/": home, "/sitemap.xml": home, "/sitemap_index.xml": home})
+    result = crawl(origin, tmp_path / "out")
+    assert result.code == 0, result.process.stderr
+    assert "/sitemap.xml" in site.log
+    assert "Seeded from" not in result.process.stderr

@@ -39,7 +39,7 @@ from crawler.logs import JsonFormatter, SecretsFilter
 from crawler.results import CrawlResult, NotPublished
 from crawler.sitemaps.publish import ForeignFiles
 from crawler.state.lock import Locked
-from crawler.urls import site_root
+from crawler.urls import normalize_or_raw, site_root
 from pipelines.export import output_lock, publisher
 from settings.config import SitemapConfig
 from settings.distributed import worker_settings
@@ -251,7 +251,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             print("sitemap-crawler: error: published, but the public copy is wrong (above)", file=sys.stderr)
         if result.export.notification is not None:
             print(notification_line(result.export.notification), file=sys.stderr)
-        if published.index_url in result.robots_sitemaps:
+        if normalize_or_raw(published.index_url) in result.robots_sitemaps:
             print("robots.txt names this index already:", file=sys.stderr)
         else:
             print("Add this line to robots.txt:", file=sys.stderr)

@@ -13,8 +13,8 @@ from crawler.logs import json_event
 from crawler.modes import RunMode
 from crawler.reasons import Limit, Reason
 from crawler.results import CrawlResult, Notification, NotPublished
-from crawler.stats import Stat, dropped, key, limit, warning
-from crawler.urls import site_root
+from crawler.stats import Stat, dropped, limit, warning
+from crawler.urls import normalize_or_raw, site_root
 from settings.config import SitemapConfig
 
 __all__ = ["crawl_failure", "notification_line", "plural", "summarize", "summary_event"]
@@ -112,7 +112,7 @@ def limit_lines(stats: dict[str, Any], config: SitemapConfig) -> list[str]:
         ),
     }
     counts = {kind: stats.get(limit(kind), 0) for kind in limits}
-    counts[Limit.PAGES] += stats.get(key("not_itemised", Reason.LIMIT), 0)  # past the budget: only counted
+    counts[Limit.PAGES] += stats.get(Stat.PAST_BUDGET, 0)  # met past the budget: only counted
     return [
         f"Cut by a limit: {plural(counts[kind], 'URL')} over {what}; raise it with {option}"
         for kind, (what, option) in limits.items()
@@ -128,7 +128,7 @@ def sitemap_lines(result: CrawlResult) -> list[str]:
         shown = ", ".join(result.seed_sitemaps[:5]) + (" ..." if len(result.seed_sitemaps) > 5 else "")
         lines.append(f"Seeded from {plural(len(result.seed_sitemaps), 'sitemap')}: {shown}")
     published = result.export.publish
-    ours = published.index_url if published is not None else None
+    ours = normalize_or_raw(published.index_url) if published is not None else None
     others = [url for url in result.robots_sitemaps if url != ours]
     if others:
         lines.append(

@@ -23,7 +23,9 @@ PAGE_CALLBACK = "parse"
 ERRBACKS = frozenset({"failed", "sitemap_failed"})
 #: Request meta that travels with a queued request (scalars only). Facts about the request,
 #: never a rule switch: whether robots.txt applies is decided by the worker that fetches it.
-META_KEYS = frozenset({"depth", "referrer", "page", "redirect_chain", "sitemap_file", "sitemap_level", "unconditional"})
+META_KEYS = frozenset(
+    {"depth", "referrer", "page", "redirect_chain", "sitemap_file", "sitemap_level", "sitemap_hops", "unconditional"}
+)
 #: The one list in meta: the redirect hops that led to a request.
 MAX_CHAIN = 64
 MAX_URL = 8192

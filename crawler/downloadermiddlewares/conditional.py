@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawler.extensions.runstate import RunState
+from crawler.state.lastmod import made_another_way
 
 if TYPE_CHECKING:
     from typing import Self
@@ -33,12 +34,12 @@ class ConditionalRequestMiddleware:
     def process_request(self, request: Request) -> None:
         if not request.meta.get("page"):
             return
-        if request.meta.get("unconditional") or self.state.rebaseline:
+        if request.meta.get("unconditional"):
             request.meta["stored_state"] = self.state.stored(request.url)
-            return  # its stored facts are gone, or digests are made anew: the whole page is needed
+            return  # its stored facts are gone: the whole page is needed
         stored = request.meta["stored_state"] = self.state.stored(request.url)
-        if stored is None:
-            return
+        if stored is None or made_another_way(stored.listing_digest):
+            return  # nothing stored, or a digest of an earlier version: the page's own is needed
         if stored.etag:
             request.headers.setdefault(b"If-None-Match", stored.etag.encode("latin-1"))
         if stored.last_modified:

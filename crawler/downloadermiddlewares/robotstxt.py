@@ -259,7 +259,9 @@ class SiteRobotsTxtMiddleware:
             if 200 <= status < 300:
                 if html_instead(response):
                     # A CMS's page (a redirect to the home page, a catch-all route): no rules in it.
-                    self._note(url, "robots-not-text", "answered with an HTML page: read as no robots.txt")
+                    shown = f" ({url})" if url != f"{origin}/robots.txt" else ""
+                    why = f"answered with an HTML page{shown}: read as no robots.txt"
+                    self._note(f"{origin}/robots.txt", "robots-not-text", why)
                     return b""
                 body = truncated(response.body)
                 if len(body) < len(response.body):

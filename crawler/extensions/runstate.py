@@ -20,7 +20,6 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.context import context_of
 from crawler.modes import RunMode
-from crawler.page.digest import SCHEME as DIGEST_SCHEME
 from crawler.results import CrawlResult
 from crawler.state.changes import Change, Kind, state_word
 from crawler.state.placement import Placer, placer
@@ -81,16 +80,6 @@ class RunState:
         self._close_reason: str | None = None
         self._full_generation = True
         self.broken: str | None = None  # why the store stopped taking writes
-        self.rebaseline = False  # this run makes content digests a new way: a new digest is no change
-
-    def digests_renewed(self) -> bool:
-        """Whether this run is the first (or its resumption) to make content digests by the current
-        :data:`~crawler.page.digest.SCHEME` over a store that has digests made another way."""
-        store = self.store
-        if store.get_meta("digest_scheme") != DIGEST_SCHEME:
-            store.set_meta("digest_scheme", DIGEST_SCHEME)
-            store.set_meta("digest_scheme_run", str(self.run) if store.previous_run(self.run) is not None else "")
-        return store.get_meta("digest_scheme_run") == str(self.run)
 
     @classmethod
     def of(cls, crawler: Crawler) -> RunState | None:
@@ -115,7 +104,6 @@ class RunState:
             run, resumed = store.begin_run(now_w3c(), config.resume)
             mode = RunMode.UPDATE if config.updating else RunMode.RESUME if resumed else RunMode.CRAWL
             state = cls(crawler, store, run, mode, result)
-            state.rebaseline = state.digests_renewed()
             result.mode, result.run = mode, run
             crawler.signals.connect(state.spider_closed, signal=signals.spider_closed)
             crawler.signals.connect(state.engine_stopped, signal=signals.engine_stopped)

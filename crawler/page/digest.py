@@ -11,8 +11,10 @@ prints "Recent Posts" and "Recent Comments" in a sidebar on every page, and
 one new comment would otherwise move the lastmod of the whole site. The
 content is the page's one ``<main>`` (or ``role=main``), as HTML defines
 it and every current theme and generator writes it, without the sidebars a
-theme may put in it (``aside``, ``role=complementary``); its own navigation
-(a post's "Next post: <title>") stays, as it names other content. Without a
+theme may put in it (``aside``, ``role=complementary``) and without a site's
+navigation (a ``nav`` of more than :data:`OWN_NAV_LINKS` links: Material for
+MkDocs puts the whole site's menu inside ``<main>``); its own short navigation
+(a post's "Next post: <title>", breadcrumbs) stays, as it names other content. Without a
 ``<main>``, the body without its landmarks of navigation and chrome (``nav``,
 ``aside``, the page's ``header`` and ``footer``, their ARIA roles). Should a
 ``<main>`` hold no text, the whole body counts (an application's empty shell).
@@ -68,8 +70,13 @@ _TIMESTAMPS = re.compile(
 
 #: The page's own content, as HTML's landmarks name it.
 _MAIN = etree.XPath(".//main | .//*[@role='main']")
-#: Sidebars, also inside a <main>.
-_SIDEBARS = etree.XPath(".//aside | .//*[@role='complementary']")
+#: Links of a navigation that is the page's own (previous/next, breadcrumbs); a longer one is the site's.
+OWN_NAV_LINKS = 5
+#: Sidebars and the site's navigation, also inside a <main>.
+_SIDEBARS = etree.XPath(
+    ".//aside | .//*[@role='complementary']"
+    f" | .//nav[count(.//a) > {OWN_NAV_LINKS}] | .//*[@role='navigation'][count(.//a) > {OWN_NAV_LINKS}]"
+)
 #: Template around the content: landmarks of navigation and chrome.
 _CHROME = etree.XPath(
     ".//nav | .//aside | .//*[@role='navigation' or @role='complementary' or @role='banner'"

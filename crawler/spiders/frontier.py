@@ -10,7 +10,7 @@ and the report gives one summary line for them (pure, no Scrapy).
 from __future__ import annotations
 
 from collections import Counter
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from crawler.reasons import Limit, Reason, pages_spent
 
@@ -34,7 +34,7 @@ def variant_key(url: str) -> tuple[str, str] | None:
         return None
     segments = [segment.split(";", 1) for segment in parts.path.split("/")]
     path = "/".join(segment[0] for segment in segments)
-    names = {pair.partition("=")[0] for pair in parts.query.split("&") if pair}
+    names = {unquote_plus(pair.partition("=")[0]) for pair in parts.query.split("&") if pair}  # ?%61= is ?a=
     names.update(";" + segment[1].partition("=")[0] for segment in segments if len(segment) > 1)
     return f"{parts.netloc}{path}", ",".join(sorted(names))
 
@@ -56,6 +56,7 @@ class Frontier:
         self.path_variants: Counter[str] = Counter()
         self.lines: Counter[str] = Counter()  # report lines given, by reason
         self.not_itemised: Counter[str] = Counter()  # URLs only counted, by reason
+        self.past_budget = 0  # of those, links met once the page budget was spent
 
     @property
     def full(self) -> bool:
@@ -71,6 +72,11 @@ class Frontier:
     def count(self, reason: str, urls: int = 1) -> None:
         """*urls* left out for *reason* without a line of their own (the summary counts them)."""
         self.not_itemised[reason] += urls
+
+    def count_past_budget(self, urls: int = 1) -> None:
+        """*urls* met once the page budget was spent: only counted (the summary names the budget)."""
+        self.count(Reason.LIMIT, urls)
+        self.past_budget += urls
 
     def over(self, url: str, depth: int, *, listed_by_site: bool = False) -> tuple[Limit, str] | None:
         """The limit *url* at *depth* is over, with a detail for the report, or ``None``.

@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from crawler.items import PageFacts
 
-__all__ = ["Leads", "loop_fix"]
+__all__ = ["MAX_LEADS", "Leads", "loop_fix"]
+
+#: Redirects and canonicals remembered (about 200 bytes each): past them, a loop is still found
+#: through the redirects that led to the page itself.
+MAX_LEADS = 200_000
 
 
 class Leads:
@@ -30,7 +34,8 @@ class Leads:
         self._to: dict[str, str] = {}
 
     def record(self, url: str, target: str) -> None:
-        self._to[url] = target
+        if len(self._to) < MAX_LEADS:
+            self._to[url] = target
 
     def settle(self, facts: PageFacts, max_hops: int) -> str | None:
         """Remember where *facts*' URL leads; when its canonical leads back to it, make it its own

@@ -31,7 +31,7 @@ from crawler.protocol import MAX_BYTES
 from crawler.reasons import Reason
 from crawler.signals import url_warning
 from crawler.stats import Stat
-from crawler.urls import normalize_url, resolve_link, site_root
+from crawler.urls import normalize_or_raw, normalize_url, resolve_link, site_root
 
 if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
@@ -88,7 +88,7 @@ class SitemapSeeds(Spider):
         if self.mode is RunMode.UPDATE:
             return
         named = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
-        context_of(self.crawler).result.robots_sitemaps = named[:MAX_SITEMAP_FILES]
+        context_of(self.crawler).result.robots_sitemaps = [normalize_or_raw(url) for url in named[:MAX_SITEMAP_FILES]]
         seeds = [*named, *self.extra_sitemaps]
         if not seeds:
             root = site_root(request.url).rstrip("/")  # the origin crawled (on staging, staging's)
@@ -168,13 +168,16 @@ class SitemapSeeds(Spider):
         except Exception as error:  # noqa: BLE001 - hostile or broken XML: skip it
             logger.warning("Sitemap %s could not be parsed: %s", response.url, error)
             return
+        if sitemap.type not in ("urlset", "sitemapindex"):  # a catch-all's HTML page at /sitemap.xml
+            logger.info("Sitemap %s is no sitemap (%s); ignored", response.url, sitemap.type)
+            return
         self.crawler.stats.inc_value(Stat.SEED_SITEMAPS)
         context_of(self.crawler).result.seed_sitemaps.append(response.url)
         entries = iter(sitemap)  # one entry at a time: 50,000 URLs never sit in a list
         for entry in entries:
             if frontier.full and frontier.saturated(Reason.LIMIT):
                 rest = 1 + sum(1 for _ in entries)
-                frontier.not_itemised[Reason.LIMIT] += rest
+                frontier.count_past_budget(rest)
                 logger.info("Page budget spent: %d URLs of sitemap %s not read", rest, response.url)
                 return
             loc = entry.get("loc")

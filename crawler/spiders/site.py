@@ -47,7 +47,10 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
-__all__ = ["SiteSpider"]
+__all__ = ["MAX_HELD", "SiteSpider"]
+
+#: Links over the query-variant cap held until the seed sitemaps are read (their facts, in memory).
+MAX_HELD = 10_000
 
 
 class SiteSpider(SitemapSeeds):
@@ -175,7 +178,7 @@ class SiteSpider(SitemapSeeds):
             return
         frontier = self.frontier
         if frontier.counting_only:
-            frontier.count(Reason.LIMIT)
+            frontier.count_past_budget()
             return
         try:
             url = normalize_url(raw_url, encoding, self.config.strip_params)
@@ -205,7 +208,7 @@ class SiteSpider(SitemapSeeds):
             facts = PageFacts(
                 url=url, error=error, detail=detail, depth=depth, referrer=referrer, redirect_chain=chain or []
             )
-            if over and over[0] is Limit.QUERY_VARIANTS and self.sitemaps_pending > 0:
+            if over and over[0] is Limit.QUERY_VARIANTS and self.may_hold():
                 self.held[url] = facts  # a seed sitemap still to read may list it
                 return
             yield facts
@@ -247,8 +250,14 @@ class SiteSpider(SitemapSeeds):
         facts.depth, facts.referrer = depth, meta.get("referrer")
         facts.stored = meta.get("stored_state", UNKNOWN)
         self.settle_canonical(facts)
-        yield facts
+        # Links first: the page's item may wait in the pipelines (a simpler URL of it in flight).
         yield from self.follow_targets(facts, response.url)
+        yield facts
+
+    def may_hold(self) -> bool:
+        """Whether a link over the query-variant cap waits for the seed sitemaps still to read: in one
+        process only (a shared crawl's sitemaps are read by any worker), at most :data:`MAX_HELD`."""
+        return self.sitemaps_pending > 0 and self.config.distributed is None and len(self.held) < MAX_HELD
 
     def settle_canonical(self, facts: PageFacts) -> None:
         """A canonical that leads back to the page makes it self-canonical, with a warning (SPEC S11)."""
@@ -293,7 +302,7 @@ class SiteSpider(SitemapSeeds):
             # Past the budget a link costs a count: one set lookup (a known URL is not counted),
             # no normalisation, no check, no call per link.
             urls, _ = self.leads(facts)
-            self.frontier.count(Reason.LIMIT, len(urls) - sum(map(self.seen.__contains__, urls)))
+            self.frontier.count_past_budget(len(urls) - sum(map(self.seen.__contains__, urls)))
             return
         chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
         for target, depth in self.targets(facts, self.seen):
@@ -340,8 +349,12 @@ class SiteSpider(SitemapSeeds):
 
     def closed(self, reason: str) -> None:
         """One report line for the URLs only counted, not itemised."""
+        if self.held:  # the crawl stopped before its sitemaps were read: those links are only counted
+            self.frontier.count(Reason.LIMIT, len(self.held))
+            self.held.clear()
         for kind, count in self.frontier.not_itemised.items():
             self.crawler.stats.set_value(key("not_itemised", kind), count)
+        self.crawler.stats.set_value(Stat.PAST_BUDGET, self.frontier.past_budget)
         if detail := self.frontier.not_itemised_detail():
             signals = self.crawler.signals
             signals.send_catch_log(signal=url_warning, url=self.config.start_url, code="not-itemised", detail=detail)

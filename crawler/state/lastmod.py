@@ -15,10 +15,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from crawler.page.digest import SCHEME
 from crawler.protocol import w3c_instant
 from crawler.state.store import Listing, PageState
 
-__all__ = ["listing_digest", "listing_for", "not_after"]
+__all__ = ["listing_digest", "listing_for", "made_another_way", "not_after"]
 
 
 def listing_digest(
@@ -31,9 +32,16 @@ def listing_digest(
     alternates: Iterable[tuple[str, str]],
 ) -> str:
     """SHA-256 over everything the URL's listing depends on; *content* is the
-    page's content digest (or its media type when it has none)."""
+    page's content digest (or its media type when it has none). Prefixed with how content
+    digests are made (:data:`crawler.page.digest.SCHEME`): one made another way says nothing."""
     meaningful = [content, canonical, sorted(robots), images, videos, [list(pair) for pair in alternates]]
-    return hashlib.sha256(json.dumps(meaningful, sort_keys=True).encode()).hexdigest()
+    return f"{SCHEME}:{hashlib.sha256(json.dumps(meaningful, sort_keys=True).encode()).hexdigest()}"
+
+
+def made_another_way(digest: str | None) -> bool:
+    """Whether a stored listing digest was made by an earlier version, with content digests made
+    another way: comparing it with this run's says nothing about a change."""
+    return digest is not None and not digest.startswith(SCHEME + ":")
 
 
 def _changed_at(hint: str | None, last_seen: str, now: str) -> str:
@@ -63,7 +71,6 @@ def listing_for(
     first_sight: str | None,
     now: str,
     resumed: bool,
-    rebaseline: bool = False,
 ) -> Listing:
     """What a listed URL's lastmod rests on after this visit.
 
@@ -71,11 +78,11 @@ def listing_for(
     date to use when the URL is new (that hint, or a trustworthy
     ``Last-Modified``). A *resumed* URL was already counted before the
     interruption: its lastmod stays and it is not a change of this run.
-    In a *rebaseline* run digests are made a new way: a differing one is
-    stored, but says nothing about a change, so lastmod stays.
+    A stored digest made another way (an earlier version) is replaced, but
+    says nothing about a change: lastmod stays.
     """
     changed = previous is None or previous.listing_digest != digest
-    if changed and rebaseline and previous is not None and previous.listing_digest is not None:
+    if changed and previous is not None and made_another_way(previous.listing_digest):
         return Listing(digest=digest, lastmod=previous.lastmod, last_changed=previous.last_changed, changed=False)
     # Back in the set (it was noindex, 404, ...): a change of the set, for IndexNow and the delta,
     # though not of the content, so its lastmod stays.

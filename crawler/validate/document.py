@@ -257,13 +257,14 @@ class DocumentCheck:
         elif not context.declared and is_dev_origin(origin) and self._state.once("dev-host"):
             self.problem(node, "dev-host", f"{loc} is on a development host (said once per file)")
         folder = self._folder
-        outside = folder and self.kind == "urlset" and loc.startswith(origin) and not loc.startswith(folder)
+        here = origin + loc[len(match.group(0)) :]  # the origin lower-cased, as the folder's
+        outside = folder and self.kind == "urlset" and here.startswith(origin) and not here.startswith(folder)
         if outside and self._state.once("outside-folder"):
             self.problem(
                 node,
                 "outside-folder",
-                f"{loc} is outside {folder}, the sitemap's own folder: search engines ignore it there"
-                " (move the sitemap to the site root; said once per file)",
+                f"{loc} is outside {folder}, the sitemap's own folder: search engines may ignore it unless"
+                " robots.txt names this sitemap (move the sitemap to the site root; said once per file)",
             )
         flavour = "sitemap " if media is None else "news " if media.news else "video " if media.videos else ""
         key = hash(flavour + loc)
@@ -295,7 +296,9 @@ def _folder_of(name: str) -> str | None:
     if match is None:
         return None
     folder = name.split("?", 1)[0].rsplit("/", 1)[0] + "/"
-    return folder if len(folder) > len(match.group(0)) + 1 else None
+    if len(folder) <= len(match.group(0)) + 1:
+        return None
+    return match.group(0).lower() + folder[len(match.group(0)) :]
 
 
 def _position(item: Entry | Finding) -> tuple[int, int, int]:
