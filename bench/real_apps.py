@@ -108,9 +108,9 @@ def run_once(kind: str, site: WordPress, out: Path) -> Run:
 def kind_of(target: str) -> str:
     """What a request asked WordPress for, to show where a crawl's requests go."""
     path, _, query = target.partition("?")
-    if path == "/robots.txt":
+    if path == "/robots.txt" or re.search(r"(^|&)robots=", query):
         return "robots.txt"
-    if "sitemap" in path and path.endswith((".xml", ".xsl")):
+    if ("sitemap" in path and path.endswith((".xml", ".xsl"))) or re.search(r"(^|&)sitemap", query):
         return "sitemap"
     if "/feed" in path or re.search(r"(^|&)feed=", query):
         return "feed"
@@ -128,6 +128,25 @@ def seconds(runs: list[Run]) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
 
+def by_kind(requests: list[tuple[str, str, int]]) -> str:
+    kinds = Counter(f"{kind_of(target)} {status}" for _, target, status in requests)
+    return ", ".join(f"{key} {count}" for key, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0])))
+
+
+def audit_extra(crawl: Run, audit: Run) -> None:
+    """What the audit asked the site for beyond the crawl: requests it costs that the crawl does not."""
+    remaining = Counter((method, target) for method, target, _ in crawl.requests)
+    extra = []
+    for method, target, status in audit.requests:
+        if remaining[method, target] > 0:
+            remaining[method, target] -= 1
+        else:
+            extra.append((method, target, status))
+    print(f"  the audit's requests beyond the crawl's ({len(extra)}): {by_kind(extra) or 'none'}")
+    for method, target, status in extra[:4]:
+        print(f"    e.g. {method} {target} {status}")
+
+
 def describe(name: str, site: WordPress, crawls: list[Run], audits: list[Run]) -> dict[str, str]:
     """Print one structure's details; return its row of the summary table."""
     crawl_median, crawl_min = seconds(crawls)
@@ -136,9 +155,10 @@ def describe(name: str, site: WordPress, crawls: list[Run], audits: list[Run]) -
     print(f"\n{name} permalinks ({site.origin}):")
     for label, runs in (("crawl", crawls), ("audit", audits)):
         times = ", ".join(f"{run.measured.seconds:.2f}" for run in runs)
+        cpu = statistics.median(run.measured.cpu for run in runs)
         codes = sorted({run.measured.code for run in runs})
         counts = sorted({len(run.requests) for run in runs})
-        print(f"  {label}: {times} s; exit {codes}; nginx requests per run {counts}")
+        print(f"  {label}: {times} s; CPU {cpu:.2f} s (median); exit {codes}; nginx requests per run {counts}")
         for run in runs:
             if run.measured.code != 0:
                 print(f"    stderr (exit {run.measured.code}): {run.measured.stderr.strip()[-600:]}")
@@ -147,9 +167,9 @@ def describe(name: str, site: WordPress, crawls: list[Run], audits: list[Run]) -
     for key, count in sorted(first.report.items(), key=lambda item: (-item[1], item[0])):
         mark = "  <- listable" if key == "listed" or key.split(" ")[-1] in LISTABLE else ""
         print(f"    {key:32} {count:5}{mark}")
-    kinds = Counter(f"{kind_of(target)} {status}" for _, target, status in first.requests)
     print(f"  nginx access log of that crawl, {len(first.requests)} requests, by kind and status:")
-    print("    " + ", ".join(f"{key} {count}" for key, count in sorted(kinds.items(), key=lambda i: -i[1])))
+    print(f"    {by_kind(first.requests)}")
+    audit_extra(first, audits[0])
     differs = {(run.listable, len(run.requests)) for run in crawls}
     if len(differs) > 1:
         print(f"  NOTE: the crawls differ run to run (listable, requests): {sorted(differs)}")
@@ -158,7 +178,7 @@ def describe(name: str, site: WordPress, crawls: list[Run], audits: list[Run]) -
         "permalinks": name,
         "crawl median (min)": f"{crawl_median:.2f} s ({crawl_min:.2f})",
         "audit median (min)": f"{audit_median:.2f} s ({audit_min:.2f})",
-        "audit/crawl": f"{audit_median / crawl_median:.2f}x" if crawl_median else "-",
+        "audit/crawl median (min)": f"{audit_median / crawl_median:.2f}x ({audit_min / crawl_min:.2f}x)",
         "listable / nginx responses": f"{first.listable} / {len(first.requests)} = {share:.0%}",
     }
 
@@ -182,6 +202,27 @@ def bench(site: WordPress, name: str, repeat: int) -> dict[str, str]:
         crawls.append(run_once("crawl", site, folder / "crawl-out"))
         audits.append(run_once("audit", site, folder / "audit-out"))
     return describe(name, site, crawls, audits)
+
+
+def settings_diff(url: str) -> None:
+    """The effective settings where the audit differs from the crawl (``config show``): where a pace
+    or delay difference would show."""
+    shown: list[dict[str, str]] = []
+    for kind, extra in (("crawl", []), ("audit", ["--production-url", PRODUCTION])):
+        done = subprocess.run(
+            [str(BIN / "sitemap-crawler"), "config", "show", "--for", kind, url, *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        pairs = (line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+        shown.append({name.strip(): value.strip() for name, value in pairs})
+    crawl, audit = shown
+    print("\nsettings of the audit that differ from the crawl's (config show --for audit / crawl):")
+    for name in sorted(crawl.keys() | audit.keys()):
+        if crawl.get(name) != audit.get(name):
+            print(f"  {name}: crawl {crawl.get(name)}; audit {audit.get(name)}")
 
 
 def machine() -> str:
@@ -211,6 +252,7 @@ def main() -> None:
     rows = []
     try:
         with wordpress_site(args.cache, STRUCTURES["pretty"]) as site:
+            settings_diff(site.origin)
             for name, structure in STRUCTURES.items():
                 if name != "pretty" and args.pretty_only:
                     continue

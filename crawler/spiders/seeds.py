@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from crawler.hostmap import HostMap
     from crawler.scope import Scope
     from crawler.spiders.frontier import Frontier
+    from settings.config import SitemapConfig
 
-__all__ = ["MAX_SITEMAP_FILES", "MAX_SITEMAP_LEVEL", "SitemapSeeds"]
+__all__ = ["MAX_HELD", "MAX_SITEMAP_FILES", "MAX_SITEMAP_LEVEL", "SitemapSeeds"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +55,15 @@ CONVENTIONAL_SITEMAPS = ("/sitemap.xml", "/sitemap_index.xml")
 #: Redirects followed for a sitemap file, on the crawl's origin (a CMS answers
 #: /sitemap.xml with its own location).
 MAX_SITEMAP_REDIRECTS = 5
+#: Links over the query-variant cap held until the seed sitemaps are read (their facts, in memory).
+MAX_HELD = 10_000
 
 
 class SitemapSeeds(Spider):
     """The spider's part that reads robots.txt sitemaps; callbacks stay spider
     methods, so requests remain serialisable (``JOBDIR``, shared queues)."""
 
+    config: SitemapConfig
     scope: Scope
     seen: set[str]
     sitemap_files: int
@@ -131,6 +135,11 @@ class SitemapSeeds(Spider):
     def parse_sitemap(self, response: Response) -> Iterator[Request | PageFacts]:
         yield from self.read_sitemap(response)
         yield from self.sitemap_done()
+
+    def may_hold(self) -> bool:
+        """Whether a link over the query-variant cap waits for the seed sitemaps still to read: in one
+        process only (a shared crawl's sitemaps are read by any worker), at most :data:`MAX_HELD`."""
+        return self.sitemaps_pending > 0 and self.config.distributed is None and len(self.held) < MAX_HELD
 
     def sitemap_done(self) -> Iterator[PageFacts]:
         """One seed sitemap less to read; after the last, the links held over the query-variant cap

@@ -24,11 +24,11 @@ from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
 from crawler.page.headers import is_html
-from crawler.reasons import Limit, OutOfScope, Reason, RobotsDisallowed
+from crawler.reasons import Limit, Reason
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
-from crawler.spiders.errors import fetch_error
+from crawler.spiders.errors import failure_reason
 from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
 from crawler.spiders.reading import ResponseReader
@@ -47,10 +47,7 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
-__all__ = ["MAX_HELD", "SiteSpider"]
-
-#: Links over the query-variant cap held until the seed sitemaps are read (their facts, in memory).
-MAX_HELD = 10_000
+__all__ = ["SiteSpider"]
 
 
 class SiteSpider(SitemapSeeds):
@@ -254,11 +251,6 @@ class SiteSpider(SitemapSeeds):
         yield from self.follow_targets(facts, response.url)
         yield facts
 
-    def may_hold(self) -> bool:
-        """Whether a link over the query-variant cap waits for the seed sitemaps still to read: in one
-        process only (a shared crawl's sitemaps are read by any worker), at most :data:`MAX_HELD`."""
-        return self.sitemaps_pending > 0 and self.config.distributed is None and len(self.held) < MAX_HELD
-
     def settle_canonical(self, facts: PageFacts) -> None:
         """A canonical that leads back to the page makes it self-canonical, with a warning (SPEC S11)."""
         if detail := self.leads_to.settle(facts, self.config.max_redirects):
@@ -327,14 +319,7 @@ class SiteSpider(SitemapSeeds):
         Only a request that was never sent gives its page budget back.
         """
         request = failure.request  # type: ignore[attr-defined]
-        error = failure.value
-        if isinstance(error, RobotsDisallowed):
-            reason, detail = Reason.ROBOTS, str(error)
-        elif isinstance(error, OutOfScope):
-            reason, detail = Reason.OUT_OF_SCOPE, str(error)
-        else:
-            max_size = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
-            reason, detail = Reason.FETCH_ERROR, fetch_error(error, max_size) if error else "no response"
+        reason, detail = failure_reason(failure.value, self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
         if reason is not Reason.FETCH_ERROR and request.callback == self.parse:
             self.frontier.release()
         yield PageFacts(
