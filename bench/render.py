@@ -43,7 +43,7 @@ sys.path.insert(0, str(HERE.parent))
 from bench.measure import TICKS  # noqa: E402
 from bench.render_site import LOCATIONS, build_render_site  # noqa: E402
 from bench.run import crawl_command, start_nginx  # noqa: E402
-from crawler.render.browser import Chromium, Fulfilment  # noqa: E402
+from crawler.render.browser import Bounds, Chromium, Fulfilment  # noqa: E402
 from crawler.render.guard import BrowserRequest  # noqa: E402
 from crawler.render.memory import descendants_usage  # noqa: E402
 
@@ -227,7 +227,8 @@ async def memory_series(
     executable: str, renders: int, recycle_after: int, parallel: int
 ) -> list[tuple[int, float, float, int]]:
     """(renders done, browser RSS and PSS in MB, processes) every 25 renders, *parallel* at a time."""
-    browser = Chromium(executable, "sitemap-crawler-bench", 1.0, {ORIGIN}, recycle_after=recycle_after)
+    bounds = Bounds.from_budget(1.0, 300)
+    browser = Chromium(executable, "sitemap-crawler-bench", bounds, {ORIGIN}, recycle_after=recycle_after)
     slots = asyncio.Semaphore(parallel)
     samples: list[tuple[int, float, float, int]] = []
 

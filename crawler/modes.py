@@ -30,3 +30,5 @@ class Replay(StrEnum):
     NOT_MODIFIED = "304"
     #: A resumed run already handled the URL before the interruption.
     RESUMED = "resume"
+    #: The page's render failed (--render): what the store last saw stands.
+    RENDER_FAILED = "render-failed"

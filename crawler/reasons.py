@@ -29,6 +29,7 @@ class Reason(StrEnum):
     REMOVED = "removed"  # dropped by `update --remove`
     UNREADABLE = "unreadable"  # a body that could not be decoded or parsed
     DUPLICATE = "duplicate"  # the same content as a page already listed, named in the detail
+    RENDER_FAILED = "render-failed"  # --render: the page's render failed, and no earlier facts to keep
 
 
 #: What each reason means, in the order a URL meets the rules: the reference's table of reasons.
@@ -43,6 +44,8 @@ MEANINGS: dict[Reason, str] = {
     "than --max-redirects says `chain too long`",
     Reason.UNREADABLE: "a 200 HTML page whose body could not be decoded or parsed",
     Reason.REMOVED: "dropped by `update --remove`",
+    Reason.RENDER_FAILED: "with --render, a page whose render failed (timeout, crash, memory, requests): never "
+    "judged on its unrendered HTML; with a state store that knows the page its previous facts stand instead",
     Reason.STATUS: "any status other than 200 (404, 410, 500 after retries, ...)",
     Reason.EXCLUDED: "matches --exclude, or matches no --include (the page is still crawled, its links followed)",
     Reason.CONTENT_TYPE: "not text/html or application/xhtml+xml, unless allowed by --allow-type",

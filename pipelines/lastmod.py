@@ -101,7 +101,7 @@ class LastmodPipeline:
         previous: PageState | Unknown | None = UNKNOWN,
     ) -> None:
         """This run's outcome for the URL; a 304 keeps the stored facts and validators."""
-        not_modified = item.replayed is Replay.NOT_MODIFIED
+        not_modified = item.replayed in (Replay.NOT_MODIFIED, Replay.RENDER_FAILED)
         self.state.record(
             item.url,
             status=item.status,

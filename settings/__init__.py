@@ -210,6 +210,8 @@ SITEMAP_RENDER = "never"  # never, auto (app shells and pages with the site's ow
 SITEMAP_RENDER_PAGES = 4  # responses in or waiting for the browser at once
 SITEMAP_RENDER_WAIT_BUDGET = 5.0  # seconds of virtual time a page's timers may run
 SITEMAP_RENDER_ALLOW_ORIGINS: list[str] = []  # e.g. an asset CDN whose scripts must run
+SITEMAP_RENDER_MAX_REQUESTS = 300  # requests one rendered page may make (scripts, data); more fails its render
+SITEMAP_RENDER_MAX_MEMORY = 1024  # MB one renderer process may use (its PSS); more fails its render
 SITEMAP_CHROMIUM = None  # default: Debian's chromium-headless-shell on PATH
 # IndexNow, object storage and event-driven updates.
 SITEMAP_INDEXNOW_ENDPOINT = None  # e.g. https://api.indexnow.org/indexnow; off unless set with a key

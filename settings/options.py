@@ -92,6 +92,8 @@ OPTION_SETTINGS = {
     "render_pages": "SITEMAP_RENDER_PAGES",
     "render_wait_budget": "SITEMAP_RENDER_WAIT_BUDGET",
     "render_allow_origin": "SITEMAP_RENDER_ALLOW_ORIGINS",
+    "render_max_requests": "SITEMAP_RENDER_MAX_REQUESTS",
+    "render_max_memory": "SITEMAP_RENDER_MAX_MEMORY",
     "chromium": "SITEMAP_CHROMIUM",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.

@@ -64,6 +64,8 @@ RANGES: dict[str, Range] = {
     "SITEMAP_SHARED_MAX_PAGES": Range(0, _PAGES, "pages"),
     # Rendering: pages in the browser at once (each a Chromium renderer, ~50-100 MB), virtual time.
     "SITEMAP_RENDER_PAGES": Range(1, 32, "pages"),
+    "SITEMAP_RENDER_MAX_REQUESTS": Range(1, 100_000, "requests"),
+    "SITEMAP_RENDER_MAX_MEMORY": Range(64, 65_536, "MB"),
     "SITEMAP_MAX_SHRINK": Range(0, 100, "percent", whole=False),
     "SITEMAP_CHECK_WAIT": Range(0, 600, "seconds", whole=False),
     "SITEMAP_RENDER_WAIT_BUDGET": Range(0.1, 120, "seconds", whole=False),

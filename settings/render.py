@@ -31,6 +31,8 @@ class Render:
     pages: int  # responses in or waiting for the browser at once
     wait_budget: float  # seconds of virtual time a page may run its timers
     allow_origins: tuple[str, ...]  # origins besides the site's whose scripts and data may be fetched
+    max_requests: int  # fetches one page may ask for
+    max_memory: int  # bytes one renderer process may use
     chromium: str  # the browser binary, absolute
 
     @property
@@ -56,6 +58,8 @@ def read_render(settings: BaseSettings, start_url: str) -> Render:
         mode=mode,
         pages=whole_number(settings, "SITEMAP_RENDER_PAGES"),
         wait_budget=number(settings, "SITEMAP_RENDER_WAIT_BUDGET"),
+        max_requests=whole_number(settings, "SITEMAP_RENDER_MAX_REQUESTS"),
+        max_memory=whole_number(settings, "SITEMAP_RENDER_MAX_MEMORY") * 1024 * 1024,
         allow_origins=tuple(o for o in dict.fromkeys(origins) if o != site_root(start_url)),
         chromium=_browser(chromium) if mode != "never" else chromium,
     )

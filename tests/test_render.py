@@ -145,9 +145,15 @@ def test_without_rendering_the_shop_is_its_start_page(shop_never: Run) -> None:
     assert shop_never.cdn_hits == [] and shop_never.warnings == {}
 
 
-def test_a_plain_crawl_says_nothing_about_rendering(shop_never: Run) -> None:
-    """``-q`` and rendering off: no word about a browser (a middleware that is off is silent)."""
-    assert "render" not in shop_never.result.process.stderr.lower(), shop_never.result.process.stderr
+def test_a_plain_crawl_of_an_app_shell_suggests_rendering(shop_never: Run) -> None:
+    """Rendering off: the browser is never started, and the one line about it says that the start
+    page looks like an app shell, which only a browser can read."""
+    lines = [line for line in shop_never.result.process.stderr.splitlines() if "render" in line.lower()]
+    hint = (
+        "1 page looks like an app shell (an empty mount point or a <noscript>, no links): its content is built"
+        " by JavaScript, which --render never does not run; try --render auto"
+    )
+    assert lines == [hint]
 
 
 def test_rendering_finds_every_page_the_app_links(shop_rendered: Run) -> None:

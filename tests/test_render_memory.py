@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from crawler.render.browser import Chromium, Fulfilment
+from crawler.render.browser import Bounds, Chromium, Fulfilment
 from crawler.render.guard import BrowserRequest
 
 CHROMIUM = shutil.which("chromium-headless-shell")
@@ -62,7 +62,7 @@ def _renders(browser: Chromium, count: int, parallel: int = 1) -> list[int]:
 
 def _browser(**options: int) -> Chromium:
     assert CHROMIUM is not None
-    return Chromium(CHROMIUM, "sitemap-crawler-test", 0.5, {ORIGIN}, **options)
+    return Chromium(CHROMIUM, "sitemap-crawler-test", Bounds.from_budget(0.5, 300), {ORIGIN}, **options)
 
 
 def test_the_context_is_replaced_every_recycle_after_renders_in_the_same_browser() -> None:
@@ -81,6 +81,7 @@ def test_renders_under_way_when_the_context_retires_finish_in_it() -> None:
 
 
 def test_a_browser_over_its_memory_cap_is_restarted_and_renders_go_on() -> None:
-    browser = _browser(memory_cap=1)  # looked at every 25 renders: always over
-    assert _renders(browser, 30) == [*range(1, 26), *range(1, 6)]
-    assert browser.launches == 2
+    browser = _browser(memory_cap=1)  # looked at twice a second while pages render: always over
+    counts = _renders(browser, 30)  # every render gave its DOM
+    assert browser.launches >= 2
+    assert counts.count(1) == browser.launches  # each browser's first context counts from 1 again

@@ -20,7 +20,13 @@ from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
 from crawler.cli.crawl_summary import crawl_failure, notification_line, plural, summarize, summary_event
-from crawler.cli.exits import EXIT_PUBLIC_COPY_WRONG, EXIT_SHRINK, EXIT_SIGNAL, EXIT_UPLOAD_FAILED
+from crawler.cli.exits import (
+    EXIT_PUBLIC_COPY_WRONG,
+    EXIT_RENDER_FAILED,
+    EXIT_SHRINK,
+    EXIT_SIGNAL,
+    EXIT_UPLOAD_FAILED,
+)
 from crawler.cli.parser import UsageError, option_kinds
 from crawler.cli.published_check import check_public_copy
 from crawler.cli.publishing import mirror_published, preflight, remote_line
@@ -218,6 +224,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     published = result.export.publish
     refused = result.export.not_published is NotPublished.SHRINK
     code = (EXIT_SHRINK if refused else 1) if published is None else 3 if result.side_errors else 0
+    if code == 0 and stats.get("render/failed"):
+        code = EXIT_RENDER_FAILED  # published, but not every page was read as a browser shows it
     if published is not None and config.publish is not None and result.stopped_by is None:
         result.remote = mirror_published(config.publish, published, overwrite_foreign=config.overwrite_foreign)
         code = EXIT_UPLOAD_FAILED if result.remote.error is not None else code

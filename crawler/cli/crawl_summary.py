@@ -8,6 +8,7 @@ from typing import Any
 
 from crawler.cli.published_check import check_fields
 from crawler.cli.publishing import remote_fields
+from crawler.cli.render_summary import render_counts, render_lines
 from crawler.extensions.progress import progress_counts
 from crawler.logs import json_event
 from crawler.modes import RunMode
@@ -34,6 +35,7 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     ]
     lines.extend(f"  {reason.value:<14} {stats[dropped(reason)]}" for reason in Reason if stats.get(dropped(reason)))
     lines.extend(limit_lines(stats, config))
+    lines.extend(render_lines(stats))
     export = result.export
     site_wide, left_out = export.site_wide_images
     media = [
@@ -187,6 +189,8 @@ def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapCon
     counts["reasons"] = {reason.value: stats[dropped(reason)] for reason in Reason if stats.get(dropped(reason))}
     if stats.get(Stat.SHARED_REFETCHED):
         counts["refetched_after_a_worker_stopped"] = stats[Stat.SHARED_REFETCHED]
+    if rendering := render_counts(stats):
+        counts["render"] = rendering
     fields: dict[str, Any] = {"event": "summary", "counts": counts, "exit": code, "run": result.run}
     if published is None:
         message = f"no sitemap written: {crawl_failure(result, config)}"

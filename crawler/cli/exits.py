@@ -12,6 +12,7 @@ __all__ = [
     "EXIT_FINDINGS",
     "EXIT_OK",
     "EXIT_PUBLIC_COPY_WRONG",
+    "EXIT_RENDER_FAILED",
     "EXIT_SHRINK",
     "EXIT_SIDE_FILE",
     "EXIT_SIGNAL",
@@ -28,6 +29,7 @@ EXIT_FINDINGS = 4
 EXIT_SHRINK = 5
 EXIT_PUBLIC_COPY_WRONG = 6
 EXIT_UPLOAD_FAILED = 7
+EXIT_RENDER_FAILED = 8
 #: Stopped by a signal: 128 + its number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports it.
 EXIT_SIGNAL = 128
 
@@ -64,5 +66,13 @@ EXIT_STATUSES: tuple[tuple[int, str, str], ...] = (
     ),
     (EXIT_PUBLIC_COPY_WRONG, "crawl, update", "published, but --check-published found the public copy wrong"),
     (EXIT_UPLOAD_FAILED, "crawl, update", "published into OUT, but the --publish upload failed"),
+    (
+        EXIT_RENDER_FAILED,
+        "crawl, update",
+        (
+            "published, but renders failed (--render): those pages kept the facts of their last visit or were "
+            "left out (render-failed), counted in the summary"
+        ),
+    ),
     (EXIT_SIGNAL, "all", "128 + N: stopped by signal N (130: Ctrl-C, 143: SIGTERM); the previous set stays whole"),
 )

@@ -33,6 +33,18 @@ def add_render_options(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="another origin (scheme://host[:port]) whose scripts and data a page may load (repeatable)",
     )
+    parser.add_argument(
+        "--render-max-requests",
+        type=int,
+        metavar="N",
+        help="requests one rendered page may make; more fails its render (300)",
+    )
+    parser.add_argument(
+        "--render-max-memory",
+        type=int,
+        metavar="MB",
+        help="memory one page's renderer may use; more fails its render (1024)",
+    )
     add_chromium_option(parser)
 
 

@@ -30,7 +30,7 @@ from scrapy.http.request import NO_CALLBACK
 from crawler.context import config_of
 from crawler.page.headers import is_html, robots_directives
 from crawler.reasons import OutOfScope, RobotsDisallowed
-from crawler.render.browser import Chromium, Fulfilment, Refused, Rendered
+from crawler.render.browser import Bounds, Chromium, Fulfilment, Refused, Rendered
 from crawler.render.guard import BrowserRequest, refusal
 from crawler.render.signs import ALWAYS, render_signs
 from crawler.signals import url_warning
@@ -64,7 +64,11 @@ class RenderMiddleware:
         self.roots = frozenset({site_root(config.start_url), *render.allow_origins})
         self.allowed = frozenset(render.allow_origins)
         self.browser = Chromium(
-            render.chromium, str(crawler.settings.get("USER_AGENT")), render.wait_budget, self.roots
+            render.chromium,
+            str(crawler.settings.get("USER_AGENT")),
+            Bounds.from_budget(render.wait_budget, render.max_requests),
+            self.roots,
+            page_memory_cap=render.max_memory,
         )
         self.slots = asyncio.Semaphore(render.pages)
         self.cache: OrderedDict[str, Fulfilment] = OrderedDict()
@@ -116,9 +120,13 @@ class RenderMiddleware:
         if rendered.no_browser and not stats.get_value("render/rendered"):
             self.stop(rendered.error or "Chromium did not start")
         if rendered.html is None:
+            cause = str(rendered.failure or "error")
             stats.inc_value("render/failed")
-            request.meta["render"] = {"rendered": False, "skipped": f"failed: {rendered.error}"}
+            stats.inc_value(f"render/failed/{cause}")
+            request.meta["render"] = {"rendered": False, "why": why, "failed": cause, "detail": rendered.error}
             return response
+        if rendered.attempts > 1:
+            stats.inc_value("render/retried")
         stats.inc_value("render/rendered")
         request.meta["render"] = {"rendered": True, "why": why}
         request.meta["rendered"] = rendered
@@ -193,6 +201,7 @@ class RenderMiddleware:
                 return Refused(f"not fetched: {error}")
             except Exception as error:  # noqa: BLE001 - a network error: the page goes without it
                 return Refused(f"fetch failed: {type(error).__name__}")
+            self.crawler.stats.inc_value("render/responses")  # not pages: the summary's rate leaves them out
             location = response.headers.get(b"Location")
             if not (300 <= response.status < 400 and location):
                 return Fulfilment(response.status, _headers(response), response.body)

@@ -32,7 +32,8 @@ def progress_counts(stats: dict[str, object]) -> dict[str, int]:
 
     prefix = dropped("")
     return {
-        "crawled": number("response_received_count"),
+        # Responses of pages: a rendered page's scripts and data are responses too, not pages.
+        "crawled": max(0, number("response_received_count") - number("render/responses")),
         "queued": max(0, number("scheduler/enqueued") - number("scheduler/dequeued")),
         "listed": number(Stat.LISTED),
         "excluded": sum(v for k, v in stats.items() if k.startswith(prefix) and isinstance(v, int)),

@@ -5,33 +5,37 @@ fulfilled from the body Scrapy downloaded, each other request goes to
 :func:`~crawler.render.guard.refusal` and then to the caller's *fetch*
 (Scrapy, with every rule), and Chromium is launched behind a proxy that
 does not exist, so a request that escaped interception (a worker's, a
-WebSocket) fails instead of leaving. The page runs on virtual time: its
-timers run as fast as the CPU allows, and the clock stops while a fetch is
-pending, so a slow, polite fetch costs no budget.
+WebSocket) fails instead of leaving; WebRTC may use no UDP of its own.
 
 One browser per process, one context at a time, a new page per render,
 closed after: a reused page grew without bound (475 to 930 MB over 500
 renders). The context is replaced every :attr:`Chromium.recycle_after`
-renders and the browser when its processes pass a memory cap (their PSS).
+renders. While pages render, a watchdog reads the memory of the browser's
+processes twice a second: a renderer over the page cap is ended (its page
+fails with ``memory``), a browser over its cap restarted. A renderer that
+crashes, or a browser that goes away, is noticed at once by Playwright's
+events; that page is tried once more in a fresh context (and browser).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
-from collections.abc import Awaitable, Callable, Collection
+import os
+import signal
+import time
+from collections.abc import Collection
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from crawler.render.guard import BrowserRequest, refusal
-from crawler.render.memory import descendants_usage
+from crawler.render.memory import browser_processes, descendants_usage
+from crawler.render.page import Bounds, Ended, Failure, Fetch, Fulfilment, Refused, Rendered, bounded, render_page
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+    from playwright.async_api import Browser, BrowserContext, Playwright
 
-__all__ = ["Chromium", "Fulfilment", "Refused", "Rendered"]
+__all__ = ["Bounds", "Chromium", "Failure", "Fulfilment", "Refused", "Rendered"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,46 +51,14 @@ _LAUNCH_ARGS = (
     "--no-first-run",
     "--mute-audio",
 )
-#: Headers of a downloaded response that describe the transfer, not the (decoded) body.
-_HOP_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "set-cookie"})
-_MEMORY_EVERY = 25  # renders between two looks at the browser's memory
+_LAUNCH_SECONDS = 60.0  # starting the browser on a loaded machine
+_WATCH_EVERY = 0.5  # seconds between two looks at the browser's memory while pages render
+_MiB = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Fulfilment:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    why: str
-
-
-Fetch = Callable[[BrowserRequest], Awaitable[Fulfilment | Refused]]
-
-
-@dataclass(slots=True)
-class Rendered:
-    """What one render gave: the DOM as HTML, and what the page asked for."""
-
-    html: str | None = None
-    navigated_to: str | None = None  # the first navigation the page's script started
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (URL, why) of fetches not made
-    aborted: Counter[str] = field(default_factory=Counter)  # resource types never fetched
-    fetched: int = 0
-    error: str | None = None
-    no_browser: bool = False  # the browser could not be started: no page can be rendered
-
-
-def _one_line(error: Exception) -> str:
+def _one_line(error: BaseException) -> str:
     text = str(error)
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-def fulfilment_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {name: value for name, value in headers.items() if name.lower() not in _HOP_HEADERS}
 
 
 @dataclass(slots=True)
@@ -95,6 +67,8 @@ class _Session:
 
     browser: Browser
     context: BrowserContext
+    gone: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    pids: frozenset[int] = frozenset()  # the browser's own process, once known
     renders: int = 0
     users: int = 0
     retired: bool = False
@@ -106,134 +80,129 @@ class Chromium:
         self,
         executable: str,
         user_agent: str,
-        wait_budget: float,
+        bounds: Bounds,
         roots: Collection[str],
         *,
         recycle_after: int = 500,
-        memory_cap: int = 1536 * 1024 * 1024,
-        wall_limit: float = 120.0,
+        memory_cap: int = 1536 * _MiB,
+        page_memory_cap: int = 1024 * _MiB,
     ) -> None:
         self.executable = executable
         self.user_agent = user_agent
-        self.wait_budget = wait_budget
+        self.bounds = bounds
         self.roots = frozenset(roots)
         self.recycle_after = recycle_after
-        self.memory_cap = memory_cap
-        self.wall_limit = wall_limit  # real seconds a render may take, fetches included
+        self.memory_cap = memory_cap  # the browser's processes together (PSS)
+        self.page_memory_cap = page_memory_cap  # one renderer process (PSS)
         self.launches = 0
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._session: _Session | None = None
         self._lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
+        self._active = 0  # renders under way
+        self._watchdog: asyncio.Task[None] | None = None
+        self._memory_kill = 0.0  # when the watchdog last ended a renderer (monotonic)
+        self._pids: dict[Browser, frozenset[int]] = {}  # each browser's own process
 
     async def render(self, url: str, headers: dict[str, str], body: bytes, fetch: Fetch) -> Rendered:
-        """Render *body* (the 200 response of *url*) and return its DOM; never raises for a page's fault."""
+        """Render *body* (the 200 response of *url*) and return its DOM, or why not (``failure``);
+        never raises for a page's fault. A crash or a lost browser is tried once more."""
         result = Rendered()
+        self._active += 1
+        if self._watchdog is None or self._watchdog.done():
+            self._watchdog = asyncio.ensure_future(self._watch_memory())
         try:
-            session = await self._take()
-        except Exception as error:  # noqa: BLE001 - a browser or driver that cannot start (a missing library)
-            result.error, result.no_browser = f"Chromium did not start: {_one_line(error)}", True
-            return result
-        page: Page | None = None
-        try:
-            page = await session.context.new_page()
-            await self._run(page, url, headers=headers, body=body, fetch=fetch, result=result)
-        except Exception as error:  # noqa: BLE001 - a page that breaks the browser is a finding
-            result.error = result.error or _one_line(error)
-        finally:
-            if page is not None:
+            for attempt in (1, 2):
+                result = Rendered(attempts=attempt)
                 try:
-                    await page.close()
-                except Exception:  # noqa: BLE001 - the browser went away: replaced next time
-                    self._restart(session)
-            await self._give_back(session)
-        return result
+                    session = await self._take()
+                except Exception as error:  # noqa: BLE001 - a browser or driver that cannot start (a missing library)
+                    result.failure, result.no_browser = Failure.BROWSER, True
+                    result.error = f"Chromium did not start: {_one_line(error)}"
+                    return result
+                started = time.monotonic()
+                cause = await self._render_once(session, url, headers=headers, body=body, fetch=fetch, result=result)
+                if cause is None:
+                    return result
+                if cause is Failure.CRASH and self._memory_kill > started:
+                    cause, result.error = Failure.MEMORY, f"its renderer passed {self.page_memory_cap // _MiB} MB"
+                result.failure, result.html = cause, None
+                if cause not in (Failure.CRASH, Failure.BROWSER):
+                    return result
+                logger.info("render of %s: %s; trying once more in a fresh context", url, result.error)
+                session.retired = True  # the next take opens a fresh context (and browser, if it went away)
+            return result
+        finally:
+            self._active -= 1
 
-    async def _run(
-        self, page: Page, url: str, *, headers: dict[str, str], body: bytes, fetch: Fetch, result: Rendered
-    ) -> None:
-        served = False
-
-        async def route(route: Route, request: Request) -> None:
-            nonlocal served
-            try:
-                if request.is_navigation_request() and request.frame is page.main_frame:
-                    if not served and request.url == url:
-                        served = True
-                        await route.fulfill(status=200, headers=fulfilment_headers(headers), body=body)
-                        return
-                    if result.navigated_to is None and request.url != url:
-                        result.navigated_to = request.url  # a script redirect: Scrapy follows it
-                    await route.abort("aborted")
-                    return
-                wanted = BrowserRequest(
-                    request.url, request.method, request.resource_type, tuple(request.headers.items()), url
-                )
-                why = refusal(wanted, self.roots)
-                if why is not None:
-                    if why.startswith("resource type"):
-                        result.aborted[request.resource_type] += 1
-                    else:
-                        result.refused.append((request.url, why))
-                    await route.abort("blockedbyclient")
-                    return
-                answer = await fetch(wanted)
-                if isinstance(answer, Refused):
-                    result.refused.append((request.url, answer.why))
-                    await route.abort("blockedbyclient")
-                    return
-                result.fetched += 1
-                await route.fulfill(status=answer.status, headers=fulfilment_headers(answer.headers), body=answer.body)
-            except Exception as error:  # noqa: BLE001 - the page closed meanwhile, or the fetch failed
-                logger.debug("render of %s: request %s not answered: %s", url, request.url, error)
-                with suppress(Exception):  # already closed
-                    await route.abort("failed")
-
-        await page.route("**/*", route)
-        cdp = await page.context.new_cdp_session(page)
-        expired: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def on_expired(_: Any) -> None:
-            if not expired.done():
-                expired.set_result(None)
-
-        cdp.on("Emulation.virtualTimeBudgetExpired", on_expired)
-        await cdp.send("Emulation.setVirtualTimePolicy", {"policy": "pause"})
-        await page.goto(url, wait_until="commit", timeout=self.wall_limit * 1000)
-        budget = {"policy": "pauseIfNetworkFetchesPending", "budget": round(self.wait_budget * 1000)}
-        await cdp.send("Emulation.setVirtualTimePolicy", budget)
+    async def _render_once(
+        self, session: _Session, url: str, *, headers: dict[str, str], body: bytes, fetch: Fetch, result: Rendered
+    ) -> Failure | None:
+        """One render in *session*: ``None`` when the DOM came back, else why not (``result.error``)."""
         try:
-            await asyncio.wait_for(expired, timeout=self.wall_limit)
-        except TimeoutError:
-            result.error = f"not settled after {self.wall_limit:g} s: the DOM as it was then"
-        result.html = await page.content()
+            await render_page(
+                session.context,
+                url,
+                headers=headers,
+                body=body,
+                fetch=fetch,
+                roots=self.roots,
+                bounds=self.bounds,
+                result=result,
+                gone=session.gone,
+            )
+        except Ended as ended:
+            result.error = ended.detail
+            if ended.cause is Failure.BROWSER or result.stuck:
+                self._restart(session)
+            return ended.cause
+        except Exception as error:  # noqa: BLE001 - a page that breaks the browser is a finding
+            result.error = _one_line(error)
+            if session.gone.done():
+                return Failure.BROWSER
+            return Failure.ERROR
+        finally:
+            self._give_back(session)
+        return None
 
     async def _take(self) -> _Session:
         async with self._lock:
             session = self._session
-            if session is None or session.retired or not session.browser.is_connected():
+            if session is None or session.retired or session.gone.done():
                 if session is not None:
                     session.retired = True
-                    if not session.browser.is_connected():
+                    if session.gone.done():
                         self._restart(session)
                     self._retire(session)
                 session = self._session = await self._open()
             session.users += 1
             return session
 
-    async def _give_back(self, session: _Session) -> None:
+    def _give_back(self, session: _Session) -> None:
         session.users -= 1
         session.renders += 1
         if session.renders >= self.recycle_after:
             session.retired = True
-        elif session.renders % _MEMORY_EVERY == 0 and not session.retired:
-            used = (await asyncio.to_thread(descendants_usage)).used
-            if used > self.memory_cap:
-                logger.info("Chromium uses %d MB, over its cap: restarting it", used // 2**20)
-                self._restart(session)
         if session.retired:
             self._retire(session)
+
+    async def _watch_memory(self) -> None:
+        """While pages render: end a renderer over the page cap, restart a browser over its cap."""
+        while self._active > 0:
+            usage = await asyncio.to_thread(descendants_usage)
+            for pid, used in usage.renderers:
+                if used > self.page_memory_cap:
+                    logger.info("a renderer uses %d MB, over the page cap: ending it", used // _MiB)
+                    self._memory_kill = time.monotonic()
+                    with suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+            session = self._session
+            if usage.used > self.memory_cap and session is not None and not session.browser_retired:
+                logger.info("Chromium uses %d MB, over its cap: restarting it", usage.used // _MiB)
+                self._restart(session)
+                self._retire(session)
+            await asyncio.sleep(_WATCH_EVERY)
 
     def _restart(self, session: _Session) -> None:
         """Close *session*'s browser with it; the next render launches another."""
@@ -247,8 +216,9 @@ class Chromium:
             if self._playwright is None:
                 from playwright.async_api import async_playwright  # noqa: PLC0415 - only when rendering
 
-                self._playwright = await async_playwright().start()
-            browser = await self._playwright.chromium.launch(
+                self._playwright = await bounded(async_playwright().start(), _LAUNCH_SECONDS, "starting Playwright")
+            before = set(await asyncio.to_thread(browser_processes))
+            launch = self._playwright.chromium.launch(
                 executable_path=self.executable,
                 headless=True,
                 args=list(_LAUNCH_ARGS),
@@ -256,10 +226,20 @@ class Chromium:
                 handle_sigterm=False,
                 handle_sighup=False,
             )
+            browser = await bounded(launch, _LAUNCH_SECONDS, "starting Chromium")
             self.launches += 1
             self._browser = browser
-        context = await browser.new_context(user_agent=self.user_agent, service_workers="block", accept_downloads=False)
-        return _Session(browser, context)
+            self._pids[browser] = frozenset(await asyncio.to_thread(browser_processes)) - before
+        options = {"user_agent": self.user_agent, "service_workers": "block", "accept_downloads": False}
+        context = await bounded(browser.new_context(**options), self.bounds.call, "a new context")  # type: ignore[arg-type]
+        session = _Session(browser, context, pids=self._pids.get(browser, frozenset()))
+
+        def disconnected(_: Browser) -> None:
+            if not session.gone.done():
+                session.gone.set_result(None)
+
+        browser.on("disconnected", disconnected)
+        return session
 
     def _retire(self, session: _Session) -> None:
         """Close *session* once its last render is done (never under a running one)."""
@@ -272,25 +252,37 @@ class Chromium:
         task.add_done_callback(self._closing.discard)
 
     async def _close(self, session: _Session) -> None:
+        """Close a context, and its browser when retired; a browser that does not answer is killed."""
         try:
-            await session.context.close()
+            await bounded(session.context.close(), self.bounds.call, "closing a context")
             if session.browser_retired:
-                await session.browser.close()
-        except Exception as error:  # noqa: BLE001 - gone already
+                await bounded(session.browser.close(), self.bounds.call, "closing the browser")
+        except Exception as error:  # noqa: BLE001 - gone already, or stuck
             logger.debug("closing a Chromium context: %s", error)
+            if session.browser_retired and session.browser.is_connected():
+                for pid in session.pids:  # a browser that does not answer is ended
+                    logger.info("Chromium (pid %d) does not answer: ending it", pid)
+                    with suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
 
     async def close(self) -> None:
         """Close the browser and Playwright's driver (at the end of the crawl)."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._watchdog
         async with self._lock:
             session, self._session = self._session, None
             if session is not None:
                 self._restart(session)
                 await self._close(session)
             if self._browser is not None:  # no session left on it
-                await self._browser.close()
+                with suppress(Exception):
+                    await bounded(self._browser.close(), self.bounds.call, "closing the browser")
                 self._browser = None
             if self._closing:
                 await asyncio.gather(*self._closing, return_exceptions=True)
             if self._playwright is not None:
-                await self._playwright.stop()
+                with suppress(Exception):
+                    await bounded(self._playwright.stop(), self.bounds.call, "stopping Playwright")
                 self._playwright = None

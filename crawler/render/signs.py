@@ -16,7 +16,7 @@ from lxml import etree
 from crawler.page.html import html_parser
 from crawler.urls import resolve_link, site_root
 
-__all__ = ["ALWAYS", "RawPage", "render_signs"]
+__all__ = ["ALWAYS", "RawPage", "looks_like_app_shell", "render_signs"]
 
 ALWAYS = "always"
 EMPTY_APP_ROOT = "empty-app-root"
@@ -80,6 +80,13 @@ def render_signs(body: bytes, url: str, encoding: str, script_origins: Collectio
         signs.add(NO_LINKS)
     raw.signs = [sign for sign in (EMPTY_APP_ROOT, NO_LINKS, NOSCRIPT, OWN_SCRIPT) if sign in signs]
     return raw
+
+
+def looks_like_app_shell(body: bytes, url: str, encoding: str) -> bool:
+    """Whether a page with no link is an app shell (an empty mount point, or a ``<noscript>`` asking
+    for JavaScript): what ``--render never`` cannot see past, said in the summary."""
+    signs = render_signs(body, url, encoding).signs
+    return EMPTY_APP_ROOT in signs or NOSCRIPT in signs
 
 
 def _empty(element: etree._Element) -> bool:

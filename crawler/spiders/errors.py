@@ -1,14 +1,19 @@
-"""Why a request got no usable response, and the report detail (the spider's errback)."""
+"""Why a request got no usable response, and the report detail (the spider's errback); what a page
+whose render failed is judged on."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from scrapy.exceptions import DownloadCancelledError
 from twisted.internet.defer import CancelledError
 
 from crawler.failures import failure_text
+from crawler.items import PageFacts
+from crawler.modes import Replay
 from crawler.reasons import OutOfScope, Reason, RobotsDisallowed
 
-__all__ = ["failure_reason", "fetch_error"]
+__all__ = ["failure_reason", "fetch_error", "render_failed"]
 
 
 def fetch_error(error: BaseException, max_size: int) -> str:
@@ -28,3 +33,19 @@ def failure_reason(error: BaseException | None, max_size: int) -> tuple[Reason, 
     if isinstance(error, OutOfScope):
         return Reason.OUT_OF_SCOPE, str(error)
     return Reason.FETCH_ERROR, fetch_error(error, max_size) if error else "no response"
+
+
+def render_failed(facts: PageFacts, stored: dict[str, Any] | None) -> PageFacts:
+    """A page whose render failed is never judged on its unrendered HTML (an app shell says nothing
+    of the page): what the state store last saw stands (*stored*, as on a 304), else it is left out
+    with ``render-failed``. Its raw links are still followed (they were in the HTML served)."""
+    render = facts.render or {}
+    detail = f"render failed ({render.get('failed')}): {render.get('detail')}"
+    if stored is None:
+        facts.error, facts.detail = Reason.RENDER_FAILED, detail
+        return facts
+    kept = PageFacts.from_dict(stored)
+    kept.replayed = Replay.RENDER_FAILED
+    kept.render = {**render, "kept": "the facts of its last visit"}
+    kept.links = list(dict.fromkeys([*kept.links, *facts.links]))
+    return kept

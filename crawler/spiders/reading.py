@@ -24,6 +24,7 @@ from crawler.page.structured import modified_time
 from crawler.protocol import to_w3c
 from crawler.reasons import Reason
 from crawler.render.browser import Rendered
+from crawler.render.signs import looks_like_app_shell
 from crawler.state.lastmod import not_after
 from crawler.stats import Stat
 from crawler.urls import normalize_or_raw, normalize_url, resolve_link
@@ -131,6 +132,12 @@ class ResponseReader:
             page.links = [self.staging(link) for link in page.links]
             page.canonicals = [self.staging(link) for link in page.canonicals]
             page.anchors = {self.staging(link): text for link, text in page.anchors.items()}
+        if (
+            not page.links
+            and not self.config.render.enabled
+            and looks_like_app_shell(body, response.url, body_encoding)
+        ):
+            self.crawler.stats.inc_value("render/shell_not_rendered")
         facts.links, facts.encoding, facts.anchors = page.links, encoding, page.anchors
         facts.content_digest, facts.own_chars = page.content_digest, page.own_chars
         header_robots = _headers(response, b"X-Robots-Tag")

@@ -28,7 +28,7 @@ from crawler.reasons import Limit, Reason
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
-from crawler.spiders.errors import failure_reason
+from crawler.spiders.errors import failure_reason, render_failed
 from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
 from crawler.spiders.reading import ResponseReader
@@ -240,6 +240,9 @@ class SiteSpider(SitemapSeeds):
             return
         if facts is None:
             facts = self.reader.read(response)
+            if facts.render is not None and facts.render.get("failed"):
+                facts = render_failed(facts, self.state.facts(response.url) if self.state is not None else None)
+                self.crawler.stats.inc_value("render/kept" if facts.replayed else "render/left_out")
             if facts.redirect_to and len(facts.redirect_chain) >= self.config.max_redirects:
                 facts.detail = (
                     f"chain too long: {facts.redirect_to} not followed after {len(facts.redirect_chain)} hops"
