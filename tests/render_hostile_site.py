@@ -62,9 +62,10 @@ class Hit:
 class HostileSite(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, pages: dict[str, str]) -> None:
+    def __init__(self, pages: dict[str, str], scripts: dict[str, str] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), HostileHandler)
         self.pages = dict(pages)
+        self.scripts = dict(scripts or {})  # path -> JavaScript served
         self.hits: list[Hit] = []
         self.lock = threading.Lock()
         self.asked = threading.Condition(self.lock)
@@ -120,6 +121,8 @@ class HostileHandler(BaseHTTPRequestHandler):
             self.answer(200, "application/json", "{}")
         elif path.startswith("/data/"):
             self.answer(200, "application/json", "{}")
+        elif path in server.scripts:
+            self.answer(200, "application/javascript", server.scripts[path])
         elif path in server.pages:
             self.answer(200, "text/html; charset=utf-8", server.pages[path])
         else:

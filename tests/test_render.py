@@ -286,12 +286,17 @@ def test_mixed_site_auto_finds_all_rendering_fewer_pages(mixed_runs: dict[str, R
     assert auto.rendered() == {"/guide/one.html", "/guide/two.html"} | MIXED_APP
     assert always.rendered() == every
     assert len(auto.rendered()) < len(always.rendered())
-    for path in ("/guide/one.html", "/guide/two.html"):
-        assert auto.render(path) == {"rendered": True, "why": ["own-script"], "links_added": 1}
+    for path in ("/guide/one.html", "/guide/two.html"):  # one group: the pages loading /static/extra.js
+        render = auto.render(path)
+        assert (render["rendered"], render["why"], render["links_added"]) == (True, ["own-script"], 1)
+        # a sample whose script added a link, or a page of the group that such a sample made render
+        assert render["because"] in ("sampled", "group-needs-it")
+        assert render.get("changed", ["links"]) == ["links"]
     for path in MIXED_SERVER_RENDERED - auto.rendered():
         assert auto.render(path) == {"rendered": False, "skipped": "no-sign"}
     for path in MIXED_APP:
         assert auto.render(path)["why"] == SHELL_SIGNS
+        assert auto.render(path)["because"] == "app-shell"
     for run in (auto, always):  # a raw noindex wins: never rendered, so its script's link is never found
         assert run.render(RAW_NOINDEX) == {"rendered": False, "skipped": "raw-noindex"}
         assert run.line(RAW_NOINDEX)["reason"] == "noindex"

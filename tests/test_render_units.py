@@ -14,6 +14,7 @@ from scrapy.settings import Settings
 
 from crawler.page.html import parse_html
 from crawler.page.rendered import with_rendered
+from crawler.render.evidence import Because, Groups, differences, script_group
 from crawler.render.guard import BrowserRequest, refusal
 from crawler.render.memory import descendants_usage
 from crawler.render.signs import render_signs
@@ -162,3 +163,55 @@ def test_a_browser_that_cannot_start_stops_the_crawl_and_keeps_the_previous_set(
     assert stderr.count("Chromium did not start") == 2, stderr  # the log line, and the summary's reason
     assert "previous sitemaps kept" in stderr.splitlines()[-1] and "Traceback" not in stderr
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+# -- auto: groups learnt by evidence ---------------------------------------------
+
+
+def test_a_group_is_sampled_then_read_raw_with_a_recheck_every_fifty_pages() -> None:
+    groups = Groups(sample=3, recheck_every=50)
+    assert [groups.plan("g") for _ in range(4)] == [Because.SAMPLED] * 3 + [Because.WAIT]
+    groups.learn("g", None)  # a sample whose render failed teaches nothing: another page samples
+    assert groups.plan("g") is Because.SAMPLED
+    for _ in range(3):
+        groups.learn("g", [])
+    plans = [groups.plan("g") for _ in range(100)]
+    assert plans.count(Because.RECHECK) == 2 and plans[49] is Because.RECHECK
+    assert set(plans) == {Because.GROUP_UNCHANGED, Because.RECHECK}
+    groups.learn("g", ["links"])  # a re-check that shows a change: the whole group from now on
+    groups.learn("g", [])
+    assert groups.plan("g") is Because.GROUP_NEEDS_IT
+    assert groups.plan("other") is Because.SAMPLED  # groups are learnt apart
+
+
+def test_one_change_in_a_sample_renders_the_group() -> None:
+    groups = Groups(sample=3)
+    assert groups.plan("g") is Because.SAMPLED
+    groups.learn("g", ["title"])
+    assert [groups.plan("g") for _ in range(5)] == [Because.GROUP_NEEDS_IT] * 5
+
+
+def test_a_group_is_its_own_scripts_with_the_build_hashes_blanked() -> None:
+    docs = script_group(["/assets/js/main.eae0e4ff.js", "/assets/js/runtime~main.3f587b41.js"])
+    rebuilt = script_group(["/assets/js/runtime~main.77aa1b2c.js", "/assets/js/main.0123abcd.js"])
+    assert docs == rebuilt
+    assert script_group(["/static/shop.js"]) != docs
+
+
+@pytest.mark.parametrize(
+    ("shown", "changed"),
+    [
+        ("<title>T</title><a href='/a'>a</a>", []),
+        ("<title>T</title><a href='/a'>a</a><a href='https://other.example/'>x</a>", []),  # off the site
+        ("<title>T</title><a href='/a'>a</a><form><a href='?q='>share</a></form>", []),  # a search box's
+        ("<title>T</title><a href='/a'>a</a><a href='/b'>b</a>", ["links"]),
+        ("<title>T</title><link rel=canonical href='/c'><a href='/a'>a</a>", ["canonical"]),
+        ("<title>T</title><meta name=robots content=noindex><a href='/a'>a</a>", ["robots"]),
+        ("<title>T</title><link rel=alternate hreflang=de href='/de'><a href='/a'>a</a>", ["links", "hreflang"]),
+        ("<title>Other</title><a href='/a'>a</a>", ["title"]),
+    ],
+)
+def test_what_rendering_changed_is_what_a_sitemap_depends_on(shown: str, changed: list[str]) -> None:
+    raw = parse_html(b"<title>T</title><a href='/a'>a</a>", PAGE)
+    rendered = parse_html(shown.encode(), PAGE, form_links=False)
+    assert differences(raw, rendered, PAGE, "googlebot") == changed

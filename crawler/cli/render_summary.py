@@ -19,9 +19,14 @@ def render_counts(stats: dict[str, Any]) -> dict[str, Any]:
     skipped = sum(value for key, value in stats.items() if key.startswith("render/skipped/"))
     if counts or skipped:
         counts["skipped"] = skipped
-    causes = {key.removeprefix(_PREFIX): value for key, value in stats.items() if key.startswith(_PREFIX)}
-    if causes:
-        counts["failed_by_cause"] = dict(sorted(causes.items()))
+    for name, prefix in (
+        ("failed_by_cause", _PREFIX),
+        ("because", "render/because/"),
+        ("skipped_by", "render/skipped/"),
+    ):
+        found = {key.removeprefix(prefix): value for key, value in stats.items() if key.startswith(prefix)}
+        if found:
+            counts[name] = dict(sorted(found.items()))
     return counts
 
 
@@ -31,10 +36,11 @@ def render_lines(stats: dict[str, Any]) -> list[str]:
     rendered, failed = counts.get("rendered", 0), counts.get("failed", 0)
     if rendered or failed:
         read = rendered + failed + counts.get("skipped", 0)
-        line = f"Rendered {rendered} of {read} HTML pages"
+        why = [f"{because} {count}" for because, count in counts.get("because", {}).items()]
+        why += [f"not rendered: {skipped} {count}" for skipped, count in counts.get("skipped_by", {}).items()]
         if counts.get("retried"):
-            line += f" ({counts['retried']} after a crash, in a fresh context)"
-        lines.append(line)
+            why.append(f"{counts['retried']} after a crash, in a fresh context")
+        lines.append(f"Rendered {rendered} of {read} HTML pages" + (f" ({'; '.join(why)})" if why else ""))
     if failed:
         causes = ", ".join(f"{cause} {count}" for cause, count in counts["failed_by_cause"].items())
         kept, left_out = counts.get("kept", 0), counts.get("left_out", 0)

@@ -29,10 +29,12 @@ from scrapy.http.request import NO_CALLBACK
 
 from crawler.context import config_of
 from crawler.page.headers import is_html, robots_directives
+from crawler.page.html import parse_html
 from crawler.reasons import OutOfScope, RobotsDisallowed
 from crawler.render.browser import Bounds, Chromium, Fulfilment, Refused, Rendered
+from crawler.render.evidence import Because, Groups, differences, script_group
 from crawler.render.guard import BrowserRequest, refusal
-from crawler.render.signs import ALWAYS, render_signs
+from crawler.render.signs import ALWAYS, OWN_SCRIPT, render_signs
 from crawler.signals import url_warning
 from crawler.spiders.reading import html_source
 from crawler.urls import resolve_link, site_root
@@ -71,6 +73,8 @@ class RenderMiddleware:
             page_memory_cap=render.max_memory,
         )
         self.slots = asyncio.Semaphore(render.pages)
+        self.groups = Groups()
+        self.learnt = asyncio.Condition()  # a group's sample came back
         self.cache: OrderedDict[str, Fulfilment] = OrderedDict()
         self.cached_bytes = 0
         self.pending: dict[str, asyncio.Future[Fulfilment | Refused]] = {}
@@ -111,26 +115,78 @@ class RenderMiddleware:
             stats.inc_value(f"render/skipped/{skipped}")
             request.meta["render"] = {"rendered": False, "skipped": skipped}
             return response
+        group = script_group(raw.scripts)
+        because = await self.decide(why, group)
+        if because is Because.GROUP_UNCHANGED:
+            stats.inc_value("render/skipped/group-unchanged")
+            request.meta["render"] = {"rendered": False, "why": why, "skipped": str(because)}
+            return response
+        learning = because in (Because.SAMPLED, Because.RECHECK)
+        changed: list[str] | None = None
+        try:
+            rendered = await self.render(response)
+            if learning and rendered.html is not None:
+                changed = self.compare(body, encoding, rendered.html, response.url)
+        finally:
+            if learning:
+                await self.learn(group, changed)
+        if rendered.html is None:
+            cause = str(rendered.failure or "error")
+            stats.inc_value("render/failed")
+            stats.inc_value(f"render/failed/{cause}")
+            request.meta["render"] = {
+                "rendered": False,
+                "why": why,
+                "because": str(because),
+                "failed": cause,
+                "detail": rendered.error,
+            }
+            return response
+        if rendered.attempts > 1:
+            stats.inc_value("render/retried")
+        stats.inc_value("render/rendered")
+        stats.inc_value(f"render/because/{because}")
+        request.meta["render"] = {"rendered": True, "why": why, "because": str(because)}
+        if changed is not None:
+            request.meta["render"]["changed"] = changed
+        request.meta["rendered"] = rendered
+        return response
+
+    async def render(self, response: Response) -> Rendered:
         headers = {
             name.decode("latin-1"): (response.headers.get(name) or b"").decode("latin-1") for name in response.headers
         }
         async with self.slots:
             rendered = await self.browser.render(response.url, headers, response.body, self.fetch)
         self.account(rendered, response.url)
-        if rendered.no_browser and not stats.get_value("render/rendered"):
+        if rendered.no_browser and not self.crawler.stats.get_value("render/rendered"):
             self.stop(rendered.error or "Chromium did not start")
-        if rendered.html is None:
-            cause = str(rendered.failure or "error")
-            stats.inc_value("render/failed")
-            stats.inc_value(f"render/failed/{cause}")
-            request.meta["render"] = {"rendered": False, "why": why, "failed": cause, "detail": rendered.error}
-            return response
-        if rendered.attempts > 1:
-            stats.inc_value("render/retried")
-        stats.inc_value("render/rendered")
-        request.meta["render"] = {"rendered": True, "why": why}
-        request.meta["rendered"] = rendered
-        return response
+        return rendered
+
+    # -- auto: by evidence, per group -----------------------------------------
+
+    async def decide(self, why: list[str], group: str) -> Because:
+        """Why this page is rendered (or not): always, an app shell, or what its group has shown
+        (waiting while the group's samples are in the browser)."""
+        if why == [ALWAYS]:
+            return Because.ALWAYS
+        if why != [OWN_SCRIPT]:
+            return Because.APP_SHELL
+        while (because := self.groups.plan(group)) is Because.WAIT:
+            async with self.learnt:
+                await self.learnt.wait()
+        return because
+
+    async def learn(self, group: str, changed: list[str] | None) -> None:
+        self.groups.learn(group, changed)
+        async with self.learnt:
+            self.learnt.notify_all()
+
+    def compare(self, body: bytes, encoding: str, html: str, url: str) -> list[str]:
+        """What rendering changed on a sample, of what the sitemap depends on."""
+        raw = parse_html(body, url, encoding)
+        shown = parse_html(html.encode("utf-8"), url, "utf-8", form_links=False)
+        return differences(raw, shown, url, self.config.robots_token)
 
     def stop(self, why: str) -> None:
         """A browser that never started renders nothing: a crawl without it would publish the site

@@ -60,7 +60,8 @@ REPORT_FIELDS = {
     "alternates": "listed lines: the number of hreflang alternates found for it (the sitemap writes those of a"
     " cluster with another version that is listed and links back)",
     "news": "listed lines: its news publication date, when it is a news article",
-    "render": "with --render: whether the page was rendered and what script changed (noindex, canonical, links)",
+    "render": "with --render: whether the page was rendered, why (because) or why not (skipped), what script "
+    "changed (noindex, canonical, links), and a failed render's cause",
     "notes": "what was left out of its entry and why (a video, images over the limit, an invalid hreflang)",
 }
 

@@ -80,13 +80,21 @@ _TAGS = ("a", "area", "link", "base", "meta", "img", "source", "video", "iframe"
 
 
 def parse_html(
-    body: bytes, url: str, encoding: str = "utf-8", digest_ignore: Ignore | None = None, *, anchors: bool = False
+    body: bytes,
+    url: str,
+    encoding: str = "utf-8",
+    digest_ignore: Ignore | None = None,
+    *,
+    anchors: bool = False,
+    form_links: bool = True,
 ) -> PageHtml:
     """Parse *body* (fetched from *url*) once and collect every fact of the page.
 
     With *digest_ignore*, also the content fingerprint (see
     :func:`crawler.page.digest.content_digest`); with *anchors*, the anchor
     text of each link clicked to (the audit's; a crawl need not pay for it).
+    Without *form_links*, links inside a ``<form>`` or a ``role=search`` element are left out: in a
+    rendered DOM, a script wrote them from what a user would type (a search box's share link).
     Malformed markup is tolerated; an empty or unparsable body gives no facts.
     """
     page = PageHtml(base_url=url)
@@ -107,7 +115,7 @@ def parse_html(
         tag = element.tag
         if tag in ("a", "area"):
             href = element.get("href")
-            if href is not None:
+            if href is not None and (form_links or not _in_form(element)):
                 hrefs.append(href)
                 if anchors and href not in texts:
                     texts[href] = anchor_text(element)
@@ -245,3 +253,7 @@ def _origin(url: str) -> str:
 def _codec_name(encoding: str) -> str:
     # libxml2 does not know some Python codec aliases Scrapy reports.
     return {"cp1252": "windows-1252", "utf8": "utf-8"}.get(encoding.lower(), encoding)
+
+
+def _in_form(element: etree._Element) -> bool:
+    return any(each.tag == "form" or each.get("role") == "search" for each in element.iterancestors())

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from lxml import etree
 
 from crawler.page.html import html_parser
 from crawler.urls import resolve_link, site_root
 
-__all__ = ["ALWAYS", "RawPage", "looks_like_app_shell", "render_signs"]
+__all__ = ["ALWAYS", "OWN_SCRIPT", "RawPage", "looks_like_app_shell", "render_signs"]
 
 ALWAYS = "always"
 EMPTY_APP_ROOT = "empty-app-root"
@@ -33,6 +34,7 @@ class RawPage:
     """What the raw HTML says before any script ran."""
 
     signs: list[str] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)  # paths of the scripts from the site's own origins
     meta: dict[str, list[str]] = field(default_factory=dict)  # <meta name=...> contents, names lowercase
 
 
@@ -74,6 +76,7 @@ def render_signs(body: bytes, url: str, encoding: str, script_origins: Collectio
             target = resolve_link(base, src) if src else None
             if target and site_root(target) in own:
                 signs.add(OWN_SCRIPT)
+                raw.scripts.append(urlsplit(target).path)
         elif (element.get("id") in APP_ROOT_IDS or tag in _APP_ROOT_TAGS) and _empty(element):
             signs.add(EMPTY_APP_ROOT)
     if not links:

@@ -126,7 +126,8 @@ class ResponseReader:
         page = parse_html(body, response.url, body_encoding, ignore, anchors=self.audit)
         raw_page, rendered = page, response.meta.get("rendered")
         if isinstance(rendered, Rendered) and rendered.html is not None and facts.render is not None:
-            shown = parse_html(rendered.html.encode("utf-8"), response.url, "utf-8", ignore, anchors=self.audit)
+            html = rendered.html.encode("utf-8")
+            shown = parse_html(html, response.url, "utf-8", ignore, anchors=self.audit, form_links=False)
             page, facts.render["links_added"] = with_rendered(page, shown)
         if self.hosts is not None:
             page.links = [self.staging(link) for link in page.links]
