@@ -82,3 +82,4 @@ bench: install bench-tools test-tools
 	$(BIN)/python bench/real_sites.py
 	nice -n 19 $(BIN)/python bench/distributed.py --pages 50000
 	nice -n 10 $(BIN)/python bench/render.py
+	nice -n 10 $(BIN)/python bench/render_auto.py

@@ -94,6 +94,8 @@ def run(site: SpaServer, cdn: SpaServer, out: Path, *options: str) -> Run:
     cdn.reset()
     result = crawl(site.url(), out, "--no-state", "--max-pages", "60", *options)
     assert result.code == 0, result.process.stderr
+    noise = ("Traceback", "Task was destroyed", "Future exception was never retrieved", "Exception ignored")
+    assert [line for line in result.process.stderr.splitlines() if line.startswith(noise)] == []
     report = out.parent / f"{out.name}.crawl-report.jsonl"
     lines = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     refused = [line for line in lines if line["outcome"] == "warning" and line["reason"] == "render-fetch"]

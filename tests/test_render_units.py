@@ -215,3 +215,17 @@ def test_what_rendering_changed_is_what_a_sitemap_depends_on(shown: str, changed
     raw = parse_html(b"<title>T</title><a href='/a'>a</a>", PAGE)
     rendered = parse_html(shown.encode(), PAGE, form_links=False)
     assert differences(raw, rendered, PAGE, "googlebot") == changed
+
+
+def test_a_script_that_points_the_canonical_at_the_page_it_redirected_to_changes_nothing() -> None:
+    """Docusaurus behind nginx: the HTML says /docs/intro, nginx redirects it to /docs/intro/, and
+    the page's script rewrites its canonical and alternate to the URL it is on."""
+    page = "https://docs.example/docs/intro/"
+    raw = parse_html(
+        b"<link rel=canonical href='/docs/intro'><link rel=alternate hreflang=en href='/docs/intro'>", page
+    )
+    shown = parse_html(
+        b"<link rel=canonical href='/docs/intro/'><link rel=alternate hreflang=en href='/docs/intro/'>", page
+    )
+    assert differences(raw, shown, page, "googlebot", ["https://docs.example/docs/intro"]) == []
+    assert differences(raw, shown, page, "googlebot") == ["links", "canonical", "hreflang"]  # reached directly

@@ -126,7 +126,8 @@ class RenderMiddleware:
         try:
             rendered = await self.render(response)
             if learning and rendered.html is not None:
-                changed = self.compare(body, encoding, rendered.html, response.url)
+                chain = request.meta.get("redirect_chain", [])
+                changed = self.compare(body, encoding, rendered.html, response.url, chain)
         finally:
             if learning:
                 await self.learn(group, changed)
@@ -182,11 +183,12 @@ class RenderMiddleware:
         async with self.learnt:
             self.learnt.notify_all()
 
-    def compare(self, body: bytes, encoding: str, html: str, url: str) -> list[str]:
-        """What rendering changed on a sample, of what the sitemap depends on."""
+    def compare(self, body: bytes, encoding: str, html: str, url: str, chain: list[str]) -> list[str]:
+        """What rendering changed on a sample, of what the sitemap depends on (the URLs that
+        redirected to the page are the page)."""
         raw = parse_html(body, url, encoding)
         shown = parse_html(html.encode("utf-8"), url, "utf-8", form_links=False)
-        return differences(raw, shown, url, self.config.robots_token)
+        return differences(raw, shown, url, self.config.robots_token, chain)
 
     def stop(self, why: str) -> None:
         """A browser that never started renders nothing: a crawl without it would publish the site

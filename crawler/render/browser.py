@@ -50,6 +50,8 @@ _LAUNCH_ARGS = (
     "--disable-features=NetworkPrediction,InterestFeedContentSuggestions",
     "--no-first-run",
     "--mute-audio",
+    # WebRTC may use no UDP but through the proxy (there is none): no STUN, TURN, ICE check or mDNS.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 _LAUNCH_SECONDS = 60.0  # starting the browser on a loaded machine
 _WATCH_EVERY = 0.5  # seconds between two looks at the browser's memory while pages render

@@ -16,6 +16,7 @@ group rendered. App shells are rendered whatever their group (the signs of
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -92,19 +93,28 @@ class Groups:
             known.quiet += 1
 
 
-def differences(raw: PageHtml, shown: PageHtml, url: str, robots_token: str) -> list[str]:
+def differences(
+    raw: PageHtml, shown: PageHtml, url: str, robots_token: str, same_page: Collection[str] = ()
+) -> list[str]:
     """What the rendered page *shown* says differently from the *raw* one, of what a sitemap
     depends on: ``links`` (a new link on the page's origin), ``canonical``, ``robots``,
-    ``hreflang``, ``title``."""
+    ``hreflang``, ``title``. *same_page* are URLs that redirected to *url* (its redirect chain):
+    they name the page itself, so a script that rewrites a canonical or alternate from one of
+    them to *url* (Docusaurus adding the slash nginx redirects to) changes nothing."""
     origin = site_root(url)
+    itself = {normalize_or_raw(each) for each in same_page}
+
+    def normal(link: str) -> str:
+        found = normalize_or_raw(link)
+        return url if found in itself else found
 
     def on_site(links: list[str]) -> set[str]:
         found = set()
         for link in links:
-            normal = normalize_or_raw(link)
+            normal_link = normal(link)
             try:
-                if site_root(normal) == origin:
-                    found.add(normal)
+                if site_root(normal_link) == origin:
+                    found.add(normal_link)
             except ValueError:
                 continue  # no URL at all
         return found
@@ -112,11 +122,13 @@ def differences(raw: PageHtml, shown: PageHtml, url: str, robots_token: str) -> 
     changed = []
     if on_site(shown.links) - on_site(raw.links):
         changed.append("links")
-    if {normalize_or_raw(c) for c in shown.canonicals} != {normalize_or_raw(c) for c in raw.canonicals}:
+    if {normal(c) for c in shown.canonicals} != {normal(c) for c in raw.canonicals}:
         changed.append("canonical")
     if robots_directives(shown.meta, [], robots_token) != robots_directives(raw.meta, [], robots_token):
         changed.append("robots")
-    if sorted(shown.alternates) != sorted(raw.alternates):
+    if sorted((lang, normal(link)) for lang, link in shown.alternates) != sorted(
+        (lang, normal(link)) for lang, link in raw.alternates
+    ):
         changed.append("hreflang")
     if (shown.title or "").strip() != (raw.title or "").strip():
         changed.append("title")
