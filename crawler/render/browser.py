@@ -41,13 +41,31 @@ logger = logging.getLogger(__name__)
 
 #: Where Chromium would send a request no route caught: the discard port, which nothing serves.
 _NOWHERE = "http://127.0.0.1:9"
+#: Chromium reads only the last --disable-features, and ours comes after Playwright's: so this list
+#: repeats what Playwright disables for its interception to work (HTTP navigations kept on HTTP,
+#: redirects of intercepted fetches) and for a quiet start, then adds ours (no DNS prefetch).
+_DISABLED_FEATURES = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "PreconnectToSearch",
+    "NetworkPrediction",
+    "InterestFeedContentSuggestions",
+)
 _LAUNCH_ARGS = (
     f"--proxy-server={_NOWHERE}",
     "--proxy-bypass-list=<-loopback>",  # loopback too goes to the proxy, so nowhere
     "--disable-dev-shm-usage",  # containers give /dev/shm 64 MB
     "--disable-background-networking",
     "--disable-component-update",
-    "--disable-features=NetworkPrediction,InterestFeedContentSuggestions",
+    "--disable-features=" + ",".join(_DISABLED_FEATURES),
     "--no-first-run",
     "--mute-audio",
     # WebRTC may use no UDP but through the proxy (there is none): no STUN, TURN, ICE check or mDNS.
