@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -123,14 +124,23 @@ class HostileHandler(BaseHTTPRequestHandler):
             self.answer(200, "application/json", "{}")
         elif path in server.scripts:
             self.answer(200, "application/javascript", server.scripts[path])
-        elif path in server.pages:
-            self.answer(200, "text/html; charset=utf-8", server.pages[path])
+        elif path in server.pages:  # with an ETag, answered 304 to a request that has it
+            text = server.pages[path]
+            etag = f'"{zlib.crc32(text.encode()):08x}"'
+            if self.headers.get("If-None-Match") == etag:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.end_headers()
+                return
+            self.answer(200, "text/html; charset=utf-8", text, {"ETag": etag})
         else:
             self.answer(404, "text/html; charset=utf-8", "<html><body>not found</body></html>")
 
-    def answer(self, status: int, content_type: str, text: str) -> None:
+    def answer(self, status: int, content_type: str, text: str, headers: dict[str, str] | None = None) -> None:
         body = text.encode("utf-8")
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

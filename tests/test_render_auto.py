@@ -99,3 +99,25 @@ def test_a_group_whose_script_adds_links_is_rendered_whole(tmp_path: Path) -> No
     why = {path: because for path, because in renders(auto.report).items() if path.startswith("p/")}
     assert len(why) == len(PAGES) and set(why.values()) <= {"sampled", "group-needs-it"}, why
     assert "group-needs-it" in why.values()
+
+
+def test_one_document_served_for_every_route_is_rendered_whatever_the_samples_showed(tmp_path: Path) -> None:
+    """An app host answers every route with the same index.html (static menu, a placeholder in its
+    mount point): raw, its pages are duplicates of each other; only its script tells them apart,
+    while it adds no link, canonical or title a sample could show."""
+    script = "/assets/app.0a1b2c3d.js"
+    shell = (
+        "<!doctype html><html><head><title>App</title><script src='/assets/app.0a1b2c3d.js' defer></script>"
+        f"</head><body><nav>{''.join(f'<a href={path!r}>{path}</a>' for path in PAGES)}</nav>"
+        "<div id='root'><p>Loading the app, one moment please.</p></div></body></html>"
+    )
+    text = "document.getElementById('root').innerHTML = '<h1>Page ' + location.pathname + '</h1><p>Its own text.</p>';"
+    server = HostileSite({"/": index(PAGES), **dict.fromkeys(PAGES, shell)}, {script: text}).start()
+    try:
+        auto = crawl(server.url(), tmp_path / "auto", "--no-state", "--render", "auto")
+    finally:
+        server.stop()
+    assert auto.code == 0, auto.process.stderr
+    assert {server.url(path) for path in PAGES} <= set(auto.listed)  # none left out as a duplicate
+    why = {path: because for path, because in renders(auto.report).items() if path.startswith("p/")}
+    assert "group-needs-it" in why.values() and "group-unchanged" not in why.values(), why

@@ -18,7 +18,7 @@ import pytest
 
 from crawler.render.memory import descendants_usage
 from tests.conftest import CLI, crawl, read_report, sitemap_locs
-from tests.render_hostile_site import CHILDREN, GOOD, HOSTILE, VICTIM, HostileSite, index, shell
+from tests.render_hostile_site import CHILDREN, GOOD, HOSTILE, VICTIM, HostileSite, adds_link, index, shell
 
 if shutil.which("chromium-headless-shell") is None:
     if os.environ.get("CI"):
@@ -141,3 +141,21 @@ def test_a_failed_render_keeps_the_facts_of_the_last_visit(tmp_path: Path) -> No
     assert entry_of(out, page) == entry  # the same <url> entry, lastmod included
     assert "1 kept the facts of their last visit, 0 left out" in second.process.stderr
     quiet(second.process.stderr)
+
+
+def test_a_page_left_out_by_a_failed_render_is_rendered_again_next_run(tmp_path: Path) -> None:
+    """Its HTML unchanged (a 304 would replay the failure), its script fixed: the next run fetches
+    and renders it."""
+    html = "<!doctype html><html><head><title>p</title></head><body><div id='root'></div>"
+    html += "<script src='/app.js'></script></body></html>"
+    site = HostileSite({"/": index(["/p"]), "/p": html}, {"/app.js": "while (true) {}"}).start()
+    out = tmp_path / "out"
+    try:
+        first = crawl(site.url(), out, *RENDER)
+        site.scripts["/app.js"] = adds_link("/", "Fixed")
+        second = crawl(site.url(), out, *RENDER)
+    finally:
+        site.stop()
+    assert first.code == FAILED and first.report[site.url("/p")]["reason"] == "render-failed"
+    assert second.code == 0, second.process.stderr
+    assert site.url("/p") in second.listed

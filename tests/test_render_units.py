@@ -229,3 +229,11 @@ def test_a_script_that_points_the_canonical_at_the_page_it_redirected_to_changes
     )
     assert differences(raw, shown, page, "googlebot", ["https://docs.example/docs/intro"]) == []
     assert differences(raw, shown, page, "googlebot") == ["links", "canonical", "hreflang"]  # reached directly
+
+
+def test_two_urls_of_a_group_with_the_same_raw_html_make_the_group_render() -> None:
+    groups = Groups(sample=3)
+    assert groups.plan("g", b"index.html") is Because.SAMPLED
+    groups.learn("g", [])
+    assert groups.plan("g", b"other") is Because.SAMPLED
+    assert groups.plan("g", b"index.html") is Because.GROUP_NEEDS_IT  # one document, two URLs

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 SUMMED = (
     "response_received_count", "downloader/request_count", "downloader/response_bytes", "retry/count",
     "sitemap/shared/refetched",  # crawler.stats.Stat.SHARED_REFETCHED
+    # --render: the summary's render lines, its page rate and exit status 8 (crawler/cli/render_summary.py)
+    "render/rendered", "render/failed", "render/retried", "render/kept", "render/left_out", "render/responses",
 )  # fmt: skip
 
 # On Redis's clock (TIME), so workers' clocks need not agree. KEYS: the pace hash, the grants

@@ -18,6 +18,7 @@ browser. ``--render-pages`` is how many render at once.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -116,7 +117,7 @@ class RenderMiddleware:
             request.meta["render"] = {"rendered": False, "skipped": skipped}
             return response
         group = script_group(raw.scripts)
-        because = await self.decide(why, group)
+        because = await self.decide(why, group, hashlib.blake2b(body, digest_size=16).digest())
         if because is Because.GROUP_UNCHANGED:
             stats.inc_value("render/skipped/group-unchanged")
             request.meta["render"] = {"rendered": False, "why": why, "skipped": str(because)}
@@ -160,20 +161,20 @@ class RenderMiddleware:
         async with self.slots:
             rendered = await self.browser.render(response.url, headers, response.body, self.fetch)
         self.account(rendered, response.url)
-        if rendered.no_browser and not self.crawler.stats.get_value("render/rendered"):
+        if rendered.no_browser:
             self.stop(rendered.error or "Chromium did not start")
         return rendered
 
     # -- auto: by evidence, per group -----------------------------------------
 
-    async def decide(self, why: list[str], group: str) -> Because:
+    async def decide(self, why: list[str], group: str, body: bytes) -> Because:
         """Why this page is rendered (or not): always, an app shell, or what its group has shown
         (waiting while the group's samples are in the browser)."""
         if why == [ALWAYS]:
             return Because.ALWAYS
         if why != [OWN_SCRIPT]:
             return Because.APP_SHELL
-        while (because := self.groups.plan(group)) is Because.WAIT:
+        while (because := self.groups.plan(group, body)) is Because.WAIT:
             async with self.learnt:
                 await self.learnt.wait()
         return because

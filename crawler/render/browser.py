@@ -73,6 +73,8 @@ _LAUNCH_ARGS = (
 )
 _LAUNCH_SECONDS = 60.0  # starting the browser on a loaded machine
 _WATCH_EVERY = 0.5  # seconds between two looks at the browser's memory while pages render
+_KILL_WINDOW = 5.0  # seconds after the watchdog ended a renderer in which a crash is its doing
+_LAUNCHES_FAILED = 2  # browser starts failed in a row after which no page waits for another
 _MiB = 1024 * 1024
 
 
@@ -81,7 +83,7 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # by identity: kept in a set
 class _Session:
     """One context of one browser, and the renders using it."""
 
@@ -124,6 +126,8 @@ class Chromium:
         self._watchdog: asyncio.Task[None] | None = None
         self._memory_kill = 0.0  # when the watchdog last ended a renderer (monotonic)
         self._pids: dict[Browser, frozenset[int]] = {}  # each browser's own process
+        self._launch_failures = 0
+        self._open_sessions: set[_Session] = set()  # not closed yet (a retired one may still render)
 
     async def render(self, url: str, headers: dict[str, str], body: bytes, fetch: Fetch) -> Rendered:
         """Render *body* (the 200 response of *url*) and return its DOM, or why not (``failure``);
@@ -132,20 +136,27 @@ class Chromium:
         self._active += 1
         if self._watchdog is None or self._watchdog.done():
             self._watchdog = asyncio.ensure_future(self._watch_memory())
+            self._watchdog.add_done_callback(_retrieved)
         try:
             for attempt in (1, 2):
                 result = Rendered(attempts=attempt)
                 try:
+                    if self._launch_failures >= _LAUNCHES_FAILED:
+                        raise RuntimeError(f"{self._launch_failures} starts failed in a row")
                     session = await self._take()
                 except Exception as error:  # noqa: BLE001 - a browser or driver that cannot start (a missing library)
-                    result.failure, result.no_browser = Failure.BROWSER, True
-                    result.error = f"Chromium did not start: {_one_line(error)}"
+                    self._launch_failures += 1
+                    # Never started, or no longer: no page can be rendered (the crawl stops).
+                    result.no_browser = self.launches == 0 or self._launch_failures >= _LAUNCHES_FAILED
+                    result.failure, result.error = Failure.BROWSER, f"Chromium did not start: {_one_line(error)}"
                     return result
+                self._launch_failures = 0
                 started = time.monotonic()
                 cause = await self._render_once(session, url, headers=headers, body=body, fetch=fetch, result=result)
                 if cause is None:
                     return result
-                if cause is Failure.CRASH and self._memory_kill > started:
+                killed = self._memory_kill  # a crash just after the watchdog ended a renderer
+                if cause is Failure.CRASH and killed > started and time.monotonic() - killed < _KILL_WINDOW:
                     cause, result.error = Failure.MEMORY, f"its renderer passed {self.page_memory_cap // _MiB} MB"
                 result.failure, result.html = cause, None
                 if cause not in (Failure.CRASH, Failure.BROWSER):
@@ -218,7 +229,9 @@ class Chromium:
                     with suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
             session = self._session
-            if usage.used > self.memory_cap and session is not None and not session.browser_retired:
+            # While a retired browser finishes its pages, their memory is no reason to retire this one.
+            draining = any(other.users for other in self._open_sessions if other is not session)
+            if usage.used > self.memory_cap and session is not None and not session.browser_retired and not draining:
                 logger.info("Chromium uses %d MB, over its cap: restarting it", usage.used // _MiB)
                 self._restart(session)
                 self._retire(session)
@@ -253,6 +266,7 @@ class Chromium:
         options = {"user_agent": self.user_agent, "service_workers": "block", "accept_downloads": False}
         context = await bounded(browser.new_context(**options), self.bounds.call, "a new context")  # type: ignore[arg-type]
         session = _Session(browser, context, pids=self._pids.get(browser, frozenset()))
+        self._open_sessions.add(session)
 
         def disconnected(_: Browser) -> None:
             if not session.gone.done():
@@ -267,6 +281,7 @@ class Chromium:
             return
         if session is self._session:
             self._session = None
+        self._open_sessions.discard(session)
         task = asyncio.ensure_future(self._close(session))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -277,10 +292,12 @@ class Chromium:
             await bounded(session.context.close(), self.bounds.call, "closing a context")
             if session.browser_retired:
                 await bounded(session.browser.close(), self.bounds.call, "closing the browser")
+                self._pids.pop(session.browser, None)
         except Exception as error:  # noqa: BLE001 - gone already, or stuck
             logger.debug("closing a Chromium context: %s", error)
             if session.browser_retired and session.browser.is_connected():
-                for pid in session.pids:  # a browser that does not answer is ended
+                alive = set(browser_processes())  # still a browser of ours (not a reused PID)
+                for pid in session.pids & alive:  # a browser that does not answer is ended
                     logger.info("Chromium (pid %d) does not answer: ending it", pid)
                     with suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
@@ -306,3 +323,8 @@ class Chromium:
                 with suppress(Exception):
                     await bounded(self._playwright.stop(), self.bounds.call, "stopping Playwright")
                 self._playwright = None
+
+
+def _retrieved(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.warning("the render memory watchdog stopped: %s", _one_line(error))

@@ -28,6 +28,7 @@ __all__ = ["Because", "Groups", "differences", "script_group"]
 
 _BUILD_NOISE = re.compile(r"[0-9a-f]{6,}|[0-9]+", re.IGNORECASE)
 MAX_GROUPS = 10_000  # past this many templates (a site of generated script names), every page is rendered
+MAX_BODIES = 1_000  # raw bodies remembered per group, to tell one document served for every URL
 
 
 class Because(StrEnum):
@@ -49,6 +50,7 @@ def script_group(script_paths: list[str]) -> str:
 
 @dataclass(slots=True)
 class _Group:
+    bodies: set[bytes] = field(default_factory=set)  # digests of the first raw bodies seen
     needs: bool = False
     quiet: int = 0  # samples in a row that rendering changed nothing on
     sampling: int = 0  # samples in the browser now
@@ -61,16 +63,27 @@ class Groups:
     recheck_every: int = 50
     groups: dict[str, _Group] = field(default_factory=dict)
 
-    def plan(self, group: str) -> Because:
-        """What to do with the next page of *group*; a :attr:`Because.SAMPLED` or :attr:`Because.RECHECK`
-        must be answered by :meth:`learn`, a :attr:`Because.WAIT` asked again once it was."""
+    def plan(self, group: str, body: bytes = b"") -> Because:
+        """What to do with the next page of *group* (*body*: a digest of its raw HTML); a
+        :attr:`Because.SAMPLED` or :attr:`Because.RECHECK` must be answered by :meth:`learn`, a
+        :attr:`Because.WAIT` asked again once it was. Two URLs of a group served the very same
+        HTML (an app's one index.html behind every route): only its script tells them apart, so
+        the group needs rendering whatever its samples showed."""
         known = self.groups.get(group)
         if known is None:
             if len(self.groups) >= MAX_GROUPS:
                 return Because.GROUP_NEEDS_IT
             known = self.groups[group] = _Group()
+        if body and body in known.bodies:
+            known.needs = True
         if known.needs:
             return Because.GROUP_NEEDS_IT
+        because = self._next(known)
+        if body and because is not Because.WAIT and len(known.bodies) < MAX_BODIES:
+            known.bodies.add(body)
+        return because
+
+    def _next(self, known: _Group) -> Because:
         if known.quiet >= self.sample:
             known.skipped += 1
             if known.skipped < self.recheck_every:

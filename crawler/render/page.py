@@ -239,6 +239,11 @@ class _PageRender:
         waited: set[asyncio.Future[Any]] = {task, watch.ended}
         done, _ = await asyncio.wait(waited, timeout=self.bounds.call, return_when=asyncio.FIRST_COMPLETED)
         if task in done:
+            if task.exception() is not None and not watch.ended.done():
+                # A call to a page whose renderer just died fails before the crash event comes.
+                await asyncio.wait({watch.ended}, timeout=_TICK)
+            if task.exception() is not None and watch.ended.done():
+                raise Ended(*watch.ended.result())
             return task.result()
         task.cancel()
         task.add_done_callback(_retrieved)

@@ -38,11 +38,14 @@ def failure_reason(error: BaseException | None, max_size: int) -> tuple[Reason, 
 def render_failed(facts: PageFacts, stored: dict[str, Any] | None) -> PageFacts:
     """A page whose render failed is never judged on its unrendered HTML (an app shell says nothing
     of the page): what the state store last saw stands (*stored*, as on a 304), else it is left out
-    with ``render-failed``. Its raw links are still followed (they were in the HTML served)."""
+    with ``render-failed``. Its raw links are still followed (they were in the HTML served); stored
+    facts that were themselves an error are not kept."""
     render = facts.render or {}
     detail = f"render failed ({render.get('failed')}): {render.get('detail')}"
-    if stored is None:
+    if stored is None or stored.get("error"):  # nothing listable to keep
         facts.error, facts.detail = Reason.RENDER_FAILED, detail
+        # No validators: the next run fetches the whole page and renders it again, not a 304 replaying this.
+        facts.etag = facts.header_last_modified = None
         return facts
     kept = PageFacts.from_dict(stored)
     kept.replayed = Replay.RENDER_FAILED
