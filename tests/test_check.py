@@ -25,6 +25,7 @@ from crawler.validate.sets import check_set
 from settings import USER_AGENT
 from tests.conftest import crawl, run_cli
 from tests.served_set import ARTICLES, Answer, CachingProxy, Route, SetServer
+from tests.server import SiteServer
 
 
 @pytest.fixture(scope="module")
@@ -438,3 +439,47 @@ def test_another_tools_sitemap_beside_ours_is_said_once_not_called_stale(site: S
     site.routes["/sitemap-old.xml"] = lambda server, _: (200, xml, wp_posts.encode())
     stale = findings(site.root, "--expect", str(site.folder))
     assert "stale" in [f["rule"] for f in stale]  # a name of our set's, not in the folder: an old file of ours
+
+
+def _with_locs(locs: list[str]) -> Route:
+    """The first shard as published, with *locs* added before its end."""
+
+    def route(server: SetServer, body: bytes) -> Answer:
+        extra = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs).encode()
+        shard = gzip.decompress(body).replace(b"</urlset>", extra + b"</urlset>")
+        return 200, {"Content-Type": "application/gzip"}, gzip.compress(shard)
+
+    return route
+
+
+def test_a_loc_on_another_origin_is_a_finding_and_never_fetched(site: SetServer) -> None:
+    """A checked site cannot make the checker request another host or port of its network."""
+    other = SiteServer().start()
+    try:
+        elsewhere = [f"http://127.0.0.1:{other.port}/secret/{n}" for n in range(60)]
+        site.routes["/sitemap-1.xml.gz"] = _with_locs([*elsewhere, "http://localhost:9/x"])
+        found = findings(site.root, "--sample", "100")
+        assert other.paths() == []  # not one request, though 61 of the 74 locs are elsewhere
+        hosts = [item for item in found if item["rule"] == "host"]
+        assert len(hosts) == 61 and all(str(item["message"]).endswith(site.root.rstrip("/")) for item in hosts)
+        assert not [item for item in found if str(item["rule"]).startswith("sample-")]
+    finally:
+        other.stop()
+
+
+def test_expect_reads_no_file_outside_its_folder(site: SetServer, tmp_path: Path) -> None:
+    """An index entry whose path decodes to an absolute one (``%2F``) is no way out of --expect DIR:
+    the file it names is never read (read, it would be compared and said to differ)."""
+    out = tmp_path / "expect"
+    out.mkdir()
+    secret = tmp_path / "secret.xml"
+    secret.write_bytes(b"<urlset>a file outside DIR</urlset>")
+    path = "/" + str(secret).replace("/", "%2F")
+    index = f'<sitemapindex xmlns="{SITEMAP_NS}"><sitemap><loc>{site.root}{path[1:]}</loc></sitemap></sitemapindex>'
+    served = f'<urlset xmlns="{SITEMAP_NS}"><url><loc>{site.root}a</loc></url></urlset>'
+    site.routes["/sitemap.xml"] = lambda server, body: (200, {"Content-Type": "application/xml"}, index.encode())
+    site.routes[path] = lambda server, body: (200, {"Content-Type": "application/xml"}, served.encode())
+    found = findings(site.root, "--expect", str(out))
+    stale = {str(item["file"]): str(item["message"]) for item in found if item["rule"] == "stale"}
+    assert f"{site.root}{path[1:]}" in stale  # asked for: the server has it, DIR has not
+    assert not [message for message in stale.values() if str(secret) in message and "differs" in message]

@@ -255,7 +255,8 @@ class SetCheck:
                 self._finding(ServedFinding.of(item))
             elif item.kind == "url":
                 self.result.urls += 1
-                self._sampler.offer(fetch.shard, Listed(item.loc, item.file, item.line, item.col))
+                if origin_of(item.loc) == self.origin:  # another origin's loc is a host finding, never fetched
+                    self._sampler.offer(fetch.shard, Listed(item.loc, item.file, item.line, item.col))
             elif fetch.role == "top":
                 children.append(item)
         if check.kind == "sitemapindex" and fetch.role == "shard":
@@ -274,7 +275,9 @@ class SetCheck:
             return
         relative = unquote(urlsplit(fetch.url[len(fetch.base) :]).path)
         local = self.expect / relative
-        if ".." in Path(relative).parts or not local.is_file():
+        # Only a file inside DIR: no "..", no absolute path (an encoded %2F), no symlink out of it.
+        inside = not Path(relative).is_absolute() and ".." not in Path(relative).parts
+        if not inside or not local.resolve().is_relative_to(self.expect.resolve()) or not local.is_file():
             message = f"{fetch.url} is served, but {self.expect} has no {relative}: an old file left on the server"
             self._finding(ServedFinding.at(fetch.url, "stale", message))
             return
@@ -306,7 +309,8 @@ class SetCheck:
     def _pages(self) -> list[Fetch]:
         chosen = self._sampler.chosen()
         known = {listed.loc for listed in chosen}
-        chosen += [Listed(url, url, 1, 1) for url in dict.fromkeys(self.extra_urls) if url not in known]
+        extra = (url for url in dict.fromkeys(self.extra_urls) if url not in known and origin_of(url) == self.origin)
+        chosen += [Listed(url, url, 1, 1) for url in extra]
         fetches: list[Fetch] = []
         for listed in chosen:
             self.result.sampled += 1
