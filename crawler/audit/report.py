@@ -170,10 +170,23 @@ def _cell(row: Row, column: str) -> Any:
     return " | ".join(list(texts)[:_CSV_ANCHORS])
 
 
+#: What makes a spreadsheet read a cell as a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: a string starting like a formula gets a leading ``'``
+    (a page title ``=HYPERLINK(...)`` is the site's words, never a formula run on the auditor's
+    machine). Numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def _csv_rows(file: Any, header: tuple[str, ...], rows: Any) -> None:
     writer = csv.writer(file)
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([spreadsheet_safe(cell) for cell in row] for row in rows)
 
 
 def write_report(report: AuditReport, folder: Path, production: Any = None) -> list[Path]:
