@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -143,7 +144,8 @@ class SitemapPublisher:
         unchanged: list[str] = []
         for shard in shards:
             old = previous.get(shard.name)
-            same = old is not None and old.get("sha256") == shard.sha256 and (self.out_dir / shard.name).is_file()
+            path = self.out_dir / shard.name  # a symlink planted in its place is replaced, never served
+            same = old is not None and old.get("sha256") == shard.sha256 and path.is_file() and not path.is_symlink()
             files[shard.name] = {
                 "sha256": shard.sha256,
                 "lastmod": old["lastmod"] if same and old and old.get("lastmod") else now,
@@ -205,8 +207,10 @@ def _locs(path: Path) -> int:
 
 
 def _read(path: Path) -> bytes | None:
+    """*path*'s bytes; ``None`` for a symlink, a FIFO or no file (each replaced by a file of ours)."""
     try:
-        return path.read_bytes()
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+            return file.read() if stat.S_ISREG(os.fstat(file.fileno()).st_mode) else None
     except OSError:
         return None
 

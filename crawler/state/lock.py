@@ -8,8 +8,10 @@ into one folder would delete each other's staging).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 __all__ = ["FileLock", "Locked", "StateLocked", "StoreLock"]
@@ -29,9 +31,17 @@ class FileLock:
     def __init__(self, lock_path: Path, what: str, error: type[Locked] = Locked):
         try:
             lock_path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(lock_path, "a+")  # noqa: SIM115 - held until release()
+            # Never through a symlink (O_NOFOLLOW): a planted link would have us write "pid N" into
+            # any file the scheduled user can write.
+            descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            self._file = os.fdopen(descriptor, "r+")
         except OSError as failure:
+            if failure.errno == errno.ELOOP:
+                raise error(f"cannot lock {what}: {lock_path} is a symlink; remove it") from None
             raise error(f"cannot lock {what}: {lock_path}: {failure.strerror or failure}") from None
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            self._file.close()
+            raise error(f"cannot lock {what}: {lock_path} is not a regular file; remove it")
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
