@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import crawl, sitemap_locs
+from tests.conftest import crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
 
 
@@ -42,3 +42,28 @@ def test_a_shard_or_index_replaced_by_a_symlink_is_replaced_by_our_file(server: 
         assert not (out / name).is_symlink() and (out / name).is_file(), name
     assert (out / "sitemap-1.xml").read_bytes() == (outside / "sitemap-1.xml").read_bytes()  # ours, same URLs
     assert sitemap_locs(out, server.url("").rstrip("/"))  # the index names our files, all valid
+
+
+def _climbing_index(folder: Path, origin: str) -> Path:
+    """A local index whose entries name files above its folder: /etc/passwd, and an encoded /etc/hostname."""
+    index = folder / "a" / "b" / "sitemap.xml"
+    index.parent.mkdir(parents=True)
+    entries = "".join(f"<sitemap><loc>{origin}/{path}</loc></sitemap>" for path in ("etc/passwd", "%2Fetc%2Fhostname"))
+    index.write_text(f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</sitemapindex>')
+    return index
+
+
+def test_a_local_index_cannot_make_validate_or_the_audit_read_above_its_folder(
+    server: SiteServer, tmp_path: Path
+) -> None:
+    origin = "https://www.example.com"  # the production origin the index's locs name
+    index = _climbing_index(tmp_path, origin)
+    validated = run_cli("validate", str(index), "--origin", origin)
+    assert not [line for line in validated.stdout.splitlines() if line.startswith("/etc/")]  # none read
+    assert validated.stdout.count("missing") == 2, validated.stdout
+    audited = run_cli(
+        "audit", server.url("/"), "--production-url", origin, "--sitemap", str(index), "--out", str(tmp_path / "audit")
+    )
+    assert audited.returncode in (0, 4), audited.stderr
+    report = (tmp_path / "audit" / "report.json").read_text()
+    assert '"/etc/passwd"' not in report and "not well-formed" not in report  # never a file it read

@@ -191,7 +191,7 @@ def _url_path(loc: str) -> list[str] | None:
     segments = [unquote(segment) for segment in parts.path.split("/") if segment]
     if parts.query or not segments or parts.path.endswith("/"):
         return None
-    if any(segment in (".", "..") or "\\" in segment or "\x00" in segment for segment in segments):
+    if any(segment in (".", "..") or "\\" in segment or "/" in segment or "\x00" in segment for segment in segments):
         return None
     return segments
 
@@ -212,7 +212,11 @@ class _Resolver:
         sample = [segments for entry in entries[:5] if (segments := _url_path(entry.loc))]
         best, hits = index.parent, 0
         for candidate in candidates:
-            found = sum(candidate.joinpath(*segments).is_file() for segments in sample)
+            below = index.parent.relative_to(candidate).parts  # the index's folder, as the URL path has it
+            found = sum(
+                tuple(segments[: len(below)]) == below and candidate.joinpath(*segments).is_file()
+                for segments in sample
+            )
             if found > hits:
                 best, hits = candidate, found
         return best
@@ -222,11 +226,18 @@ class _Resolver:
         if segments is None:
             return None, "no file can stand for this URL (a query or a folder): validate the live URL instead"
         path = self.root.joinpath(*segments)
-        if path.is_file():
+        if self.fallback and self.index.parent.is_relative_to(self.root):
+            # A guessed root: an entry outside the index's own folder (in the URL space) is no file of
+            # this set, however the folders above happen to be filled (/etc/passwd).
+            below = self.index.parent.relative_to(self.root).parts
+            if tuple(segments[: len(below)]) != below:
+                return None, f"no file for it below the index's folder {self.index.parent} (--root names a site root)"
+        if path.is_file() and path.resolve().is_relative_to(self.root.resolve()):
             return path, ""
         if self.fallback:
             beside = self.index.parent / segments[-1]
-            if beside.is_file() and beside.resolve() != self.index.resolve():
+            inside = beside.resolve().is_relative_to(self.index.parent.resolve())
+            if beside.is_file() and inside and beside.resolve() != self.index.resolve():
                 return beside, ""
         return None, f"no file {path} (site root {self.root}; --root names another)"
 
