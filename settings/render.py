@@ -46,6 +46,8 @@ def read_render(settings: BaseSettings, start_url: str) -> Render:
         raise ValueError(f"SITEMAP_RENDER must be one of {', '.join(RENDER_MODES)}, not {mode!r}")
     origins = []
     for origin in strings(settings, "SITEMAP_RENDER_ALLOW_ORIGINS"):
+        if "@" in urlsplit(origin).netloc:
+            raise ValueError("SITEMAP_RENDER_ALLOW_ORIGINS: an origin with credentials (user:password@) is refused")
         try:
             root = site_root(normalize_url(origin))
         except ValueError:

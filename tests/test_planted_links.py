@@ -67,3 +67,19 @@ def test_a_local_index_cannot_make_validate_or_the_audit_read_above_its_folder(
     assert audited.returncode in (0, 4), audited.stderr
     report = (tmp_path / "audit" / "report.json").read_text()
     assert '"/etc/passwd"' not in report and "not well-formed" not in report  # never a file it read
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "http://u:pw-SECRET@127.0.0.1:9/"],
+        ["validate", "http://u:pw-SECRET@127.0.0.1:9/sitemap.xml"],
+        ["validate", ".", "--origin", "http://u:pw-SECRET@www.example.com"],
+        ["crawl", "http://127.0.0.1:9/", "--render", "auto", "--render-allow-origin", "http://u:pw-SECRET@cdn.example"],
+    ],
+)
+def test_a_url_with_credentials_is_refused_without_echoing_them(args: list[str], tmp_path: Path) -> None:
+    process = run_cli(*args, "--out", str(tmp_path / "o")) if args[0] == "crawl" else run_cli(*args, cwd=tmp_path)
+    assert process.returncode == 2
+    assert "credentials" in process.stderr and "SECRET" not in process.stderr + process.stdout
+    assert len(process.stderr.strip().splitlines()) == 1

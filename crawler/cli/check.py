@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.cli.usage import UsageError
+from crawler.cli.usage import UsageError, refuse_credentials
 from settings.ranges import option_type
 
 __all__ = ["add_check_command", "run_check"]
@@ -74,6 +74,7 @@ def add_check_command(commands: Any) -> None:
 
 
 def _url(text: str) -> str:
+    refuse_credentials(text, "check")
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"{text!r} is not an http(s) URL (a site root or a sitemap URL)")

@@ -6,8 +6,9 @@ import argparse
 import difflib
 import importlib.metadata
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
-__all__ = ["Parser", "UsageError", "package_version"]
+__all__ = ["Parser", "UsageError", "package_version", "refuse_credentials"]
 
 
 def package_version() -> str:
@@ -20,6 +21,17 @@ def package_version() -> str:
 
 class UsageError(Exception):
     """A mistake in how the command was called; reported in one line."""
+
+
+def refuse_credentials(url: str, what: str) -> None:
+    """A URL that carries ``user:password@`` is refused, the URL not echoed: it would reach the
+    output, the logs and the process list."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        netloc = url.partition("://")[2].partition("/")[0]  # a broken URL: its own error says so, unechoed
+    if "@" in netloc:
+        raise UsageError(f"{what}: a URL with credentials (user:password@host) is refused; it is not shown here")
 
 
 class Parser(argparse.ArgumentParser):

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from crawler.cli.parser import UsageError
+from crawler.cli.usage import refuse_credentials
 from crawler.urls import normalize_url, site_root
 from crawler.validate.findings import Finding
 from crawler.validate.sets import SetOptions, SitemapSet
@@ -23,6 +24,7 @@ def _plural(count: int, word: str) -> str:
 def _options(args: argparse.Namespace, remote: bool) -> SetOptions:
     origin = None
     if args.origin:
+        refuse_credentials(args.origin if "://" in args.origin else "https://" + args.origin, "--origin")
         given = args.origin if "://" in args.origin else "https://" + args.origin
         try:
             origin = site_root(normalize_url(given)).rstrip("/")
@@ -43,6 +45,8 @@ def _options(args: argparse.Namespace, remote: bool) -> SetOptions:
 def run_validate(args: argparse.Namespace) -> int:
     target = str(args.target)
     remote = target.startswith(("http://", "https://"))
+    if remote:
+        refuse_credentials(target, "validate")
     if not remote and not Path(target).exists():
         raise UsageError(f"{target}: no such file or folder")
     sitemaps = SitemapSet(target, _options(args, remote))
