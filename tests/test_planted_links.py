@@ -5,10 +5,13 @@ did not change. Real crawls through the CLI against tests/server.py's site."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
+from crawler.audit.changes import MAX_REPORT_BYTES, read_previous
 from tests.conftest import crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
 
@@ -83,3 +86,35 @@ def test_a_url_with_credentials_is_refused_without_echoing_them(args: list[str],
     assert process.returncode == 2
     assert "credentials" in process.stderr and "SECRET" not in process.stderr + process.stdout
     assert len(process.stderr.strip().splitlines()) == 1
+
+
+def _earlier(folder: Path, kind: str) -> Path:
+    """An earlier audit's folder whose report.json is a planted thing of *kind*."""
+    folder.mkdir()
+    report = folder / "report.json"
+    if kind == "dev-zero":
+        report.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(report)
+    elif kind == "deep":
+        report.write_text("[" * 200_000 + "]" * 200_000)
+    elif kind == "wrong-types":
+        report.write_text(json.dumps({"findings": [{"kind": "broken-link", "grouped": ["not", "an", "object"]}]}))
+    elif kind == "too-big":
+        with report.open("wb") as file:
+            file.truncate(MAX_REPORT_BYTES + 1)  # sparse: no disk used
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "deep", "wrong-types", "too-big"])
+def test_an_earlier_audit_that_is_not_one_is_refused_in_one_line(kind: str, tmp_path: Path) -> None:
+    earlier = _earlier(tmp_path / "earlier", kind)
+    with pytest.raises(ValueError, match=r"^--compare .*(not readable|not an audit report)") as refused:
+        read_previous(earlier)
+    assert "\n" not in str(refused.value)
+    process = run_cli(
+        "audit", "http://127.0.0.1:9/", "--production-url", "https://www.example.com",
+        "--compare", str(earlier), "--out", str(tmp_path / "out"), timeout=60,
+    )  # fmt: skip
+    assert process.returncode == 2, process.stderr
+    assert len(process.stderr.strip().splitlines()) == 1 and "Traceback" not in process.stderr

@@ -13,6 +13,8 @@ blocker does not turn the rows it hid into news.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,28 +36,61 @@ class PreviousAudit:
     grouped: set[Key] = field(default_factory=set)  # folded under a blocker
 
 
+#: The largest earlier report.json read (a report of a million URLs is far below it).
+MAX_REPORT_BYTES = 1 << 30
+
+
 def read_previous(folder: Path) -> PreviousAudit:
-    """The findings of the audit written in *folder*; ValueError (one line) when there is none."""
+    """The findings of the audit written in *folder*; ValueError (one line) when there is none, or
+    when report.json is no regular file, too big, too deeply nested, or not an audit report."""
     path = folder / "report.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_report(path))
     except FileNotFoundError:
         raise ValueError(f"--compare {folder}: no report.json there (give an earlier audit's --out folder)") from None
+    except RecursionError:
+        raise ValueError(f"--compare {path}: not readable as JSON (nested too deep)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"--compare {path}: not readable as JSON ({error})") from None
+    try:
+        return _previous(folder, data)
+    except (AttributeError, TypeError, KeyError) as error:
+        raise ValueError(f"--compare {path}: not an audit report ({type(error).__name__}: {error})") from None
+
+
+def _read_report(path: Path) -> str:
+    """*path*'s text: a regular file only (no symlink, FIFO or device), at most MAX_REPORT_BYTES."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(descriptor, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if info.st_size > MAX_REPORT_BYTES:
+            raise OSError(f"{path} is over {MAX_REPORT_BYTES >> 20} MB")
+        return file.read(MAX_REPORT_BYTES + 1).decode("utf-8")
+
+
+def _previous(folder: Path, data: Any) -> PreviousAudit:
+    path = folder / "report.json"
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise ValueError(f"--compare {path}: not an audit report (no findings list)")  # noqa: TRY004 - one line
     rows = data["urls"] if isinstance(data.get("urls"), list) else []
     production = {str(r.get("url")): str(r.get("production_url") or r.get("url")) for r in rows if isinstance(r, dict)}
     audit = data["audit"] if isinstance(data.get("audit"), dict) else {}
-    previous = PreviousAudit(str(folder), audit.get("finished"))
+    finished = audit.get("finished")
+    previous = PreviousAudit(str(folder), finished if isinstance(finished, str) else None)
     for item in data["findings"]:
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
             raise ValueError(f"--compare {path}: not an audit report (a finding without a kind)")  # noqa: TRY004
         url = str(item.get("url", ""))
         public = str(item.get("production_url") or production.get(url, url))
         previous.findings.setdefault((item["kind"], public), []).append(item)
-        for kind, urls in (item.get("grouped") or {}).items():
+        grouped = item.get("grouped") or {}
+        if not isinstance(grouped, dict):
+            raise ValueError(f"--compare {path}: not an audit report (grouped is not an object)")  # noqa: TRY004
+        for kind, urls in grouped.items():
+            if not isinstance(urls, list):
+                raise ValueError(f"--compare {path}: not an audit report (grouped URLs not a list)")  # noqa: TRY004
             previous.grouped.update((str(kind), production.get(str(u), str(u))) for u in urls)
     return previous
 
