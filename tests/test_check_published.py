@@ -122,3 +122,11 @@ def test_an_audit_refuses_to_check_a_set_it_does_not_publish(tmp_path: Path) -> 
     result = run_cli("audit", "http://127.0.0.1:9/", "--production-url", "https://e.com", "--check-published",
                      "--out", str(tmp_path / "audit"))  # fmt: skip
     assert result.returncode == 2 and "sitemap-crawler check URL" in result.stderr, result.stderr
+
+
+def test_check_wait_without_check_published_is_a_usage_error(tmp_path: Path) -> None:
+    process = run_cli("crawl", "http://127.0.0.1:9/", "--out", str(tmp_path / "out"), "--check-wait", "5")
+    assert process.returncode == 2
+    assert process.stderr.strip().splitlines() == [
+        "sitemap-crawler: error: --check-wait is how long --check-published tries again: give --check-published too"
+    ]

@@ -201,6 +201,8 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     config = effective_config(settings, origins)
     if args.command == "update" and (config.distributed is not None or settings.getint("SITEMAP_WORKERS")):
         raise UsageError("update reads and writes the state store in one process: run it without --distributed")
+    if getattr(args, "check_wait", None) is not None and not config.check_published:
+        raise UsageError("--check-wait is how long --check-published tries again: give --check-published too")
     check_writable(config.output_dir, "output folder")
     check_writable(config.report_path.parent, "report folder")
     RunState.preflight(config)
