@@ -444,6 +444,9 @@ def test_bucket_urls() -> None:
     for bad in ("s3://b", "s3://-bucket", "s3:/bucket", "bucket/x", "s3://bucket/x y", "s3://user@bucket/x"):
         with pytest.raises(ValueError, match="s3://"):
             parse_s3_url(bad)
+    assert parse_s3_url("s3://bucket/" + "a" * 923 + "/").prefix == "a" * 923 + "/"  # 924 bytes: room for names
+    with pytest.raises(ValueError, match="over 924 bytes"):  # keys would end past S3's 1,024 at upload
+        parse_s3_url("s3://bucket/" + "a" * 2000)
 
 
 def test_a_failure_message_never_holds_a_credential() -> None:

@@ -52,6 +52,11 @@ _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _PREFIX_PART = re.compile(r"[A-Za-z0-9!_.*'()-]+")
 
 
+#: The longest prefix: S3 keys end at 1,024 bytes, and the set's names (the manifest's, a news shard's
+#: with a six-digit number and .gz, the stylesheet's) need a hundred at the most.
+MAX_PREFIX_BYTES = 1024 - 100
+
+
 @dataclass(frozen=True, slots=True)
 class S3Location:
     bucket: str
@@ -75,7 +80,11 @@ def parse_s3_url(url: str) -> S3Location:
     parts = [part for part in prefix.split("/") if part]
     if any(part in (".", "..") or not _PREFIX_PART.fullmatch(part) for part in parts):
         raise ValueError(f"{url!r}: the prefix may hold letters, digits and !_.*'()- between '/', no '.' or '..'")
-    return S3Location(bucket, "".join(part + "/" for part in parts))
+    location = S3Location(bucket, "".join(part + "/" for part in parts))
+    if len(location.prefix.encode()) > MAX_PREFIX_BYTES:
+        # S3 keys end at 1,024 bytes: the prefix leaves room for the set's longest file names.
+        raise ValueError(f"s3://{bucket}/...: the prefix is over {MAX_PREFIX_BYTES} bytes (S3 keys end at 1,024)")
+    return location
 
 
 def headers_for(name: str) -> tuple[str, str]:
