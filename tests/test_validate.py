@@ -217,6 +217,10 @@ def test_hostile_input_is_refused(tmp_path: Path) -> None:
     broken.write_bytes(gzip.compress(urlset(url()).encode())[:40])
     code, lines = validate(broken)
     assert code == 1 and ": error: gzip: broken gzip data" in lines[0]
+    twice = tmp_path / "twice.xml.gz"  # named as check names it, not "not well-formed XML"
+    twice.write_bytes(gzip.compress(gzip.compress(urlset(url()).encode())))
+    expected = "gzip: double gzip: decompressed, it is still gzip (the file is compressed twice)"
+    assert validate(twice)[1] == [f"{twice}:1:1: error: {expected}"]
 
 
 def test_usage_errors(tmp_path: Path) -> None:

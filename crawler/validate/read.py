@@ -77,9 +77,11 @@ def read_sitemap(
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
             data: bytes = unzipped.read(MAX_BYTES + 1)
-            return data
     except (OSError, EOFError, zlib.error) as error:
         raise SitemapReadError("gzip", f"broken gzip data: {error}") from None
+    if data[:2] == b"\x1f\x8b":  # as check says: a server or a tool gzipped the gzip file again
+        raise SitemapReadError("gzip", "double gzip: decompressed, it is still gzip (the file is compressed twice)")
+    return data
 
 
 def read_head(path: Path, size: int = 8192) -> bytes | None:
