@@ -5,6 +5,7 @@ proxy to put in front of it, which keeps the first copy of everything it forward
 from __future__ import annotations
 
 import threading
+import time
 import urllib.request
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -75,11 +76,13 @@ class SetServer(_Server):
         self.robots: str | None = "User-agent: *\nAllow: /\n"
         self.routes: dict[str, Route] = {}
         self.hits: list[tuple[str, str]] = []  # (path, User-Agent)
+        self.arrivals: list[tuple[float, str]] = []  # (time.monotonic() as the request arrived, path)
         self.lock = threading.Lock()
 
     def answer(self, path: str, user_agent: str) -> Answer:
         with self.lock:
             self.hits.append((path, user_agent))
+            self.arrivals.append((time.monotonic(), path))
         plain = self.plain(path)
         route = self.routes.get(path)
         return route(self, plain[2]) if route else plain

@@ -4,11 +4,13 @@ read back as a search engine reads it; each way of serving it wrong is one findi
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 import zlib
 from collections import Counter
@@ -46,6 +48,7 @@ def site(published: SetServer) -> SetServer:
     """The served set as published, robots.txt naming its index, every answer correct."""
     published.routes.clear()
     published.hits.clear()
+    published.arrivals.clear()
     published.robots = f"User-agent: *\nAllow: /\nSitemap: {published.root}sitemap.xml\n"
     return published
 
@@ -237,12 +240,46 @@ def test_a_request_that_takes_too_long_is_a_status_error(hanging: tuple[SetServe
     assert "no answer" in str(found[0]["message"]), found
 
 
+#: What a check may take beyond its deadline here: Python's and Scrapy's start (2-4 s on a loaded
+#: 2-core machine), the closing grace (1 s), the process's exit.
+DEADLINE_TOLERANCE = 8.0
+
+
 def test_the_deadline_ends_the_check_with_an_error(hanging: tuple[SetServer, threading.Event]) -> None:
+    """The deadline bounds the whole check: a request in flight longer (its own timeout is 60 s)
+    is abandoned, and the check ends within the deadline and a stated tolerance."""
     site, released = hanging
     site.routes["/article-9.html"] = _hang(released)
-    found = findings(site.root, "--deadline", "5")
+    started = time.monotonic()
+    found = findings(site.root, "--deadline", "4", "--timeout", "60")
+    took = time.monotonic() - started
     assert [item["rule"] for item in found] == ["deadline"], found
     assert "1 request unanswered" in str(found[0]["message"]), found
+    assert "/article-9.html" in [path for path, _ in site.hits]  # it was in flight at the deadline
+    assert took < 4 + DEADLINE_TOLERANCE, took
+
+
+def test_the_check_keeps_the_crawl_delay_robots_txt_asks_for(site: SetServer) -> None:
+    """One request at a time, Crawl-delay apart, measured on the server's own clock (the gaps
+    may be shorter by a little: the client's clock starts a delay as it sends)."""
+    site.robots = f"User-agent: *\nCrawl-delay: 1\nAllow: /\nSitemap: {site.root}sitemap.xml\n"
+    code, lines, stderr = check(site.root, "--sample", "2")
+    assert (code, lines) == (0, []), stderr
+    moments = [moment for moment, _ in site.arrivals]
+    assert len(moments) == 7, site.arrivals  # robots.txt, the index, 3 shards, 2 pages
+    gaps = [later - earlier for earlier, later in itertools.pairwise(moments[1:])]
+    assert min(gaps) >= 0.8, gaps  # from the first request after robots.txt was read
+
+
+def test_the_deadline_ends_a_check_held_by_its_crawl_delay(site: SetServer) -> None:
+    """A request waiting out a long Crawl-delay at the deadline is dropped there, not sent later."""
+    site.robots = f"User-agent: *\nCrawl-delay: 25\nSitemap: {site.root}sitemap.xml\n"
+    started = time.monotonic()
+    found = findings(site.root, "--deadline", "3")
+    took = time.monotonic() - started
+    assert [item["rule"] for item in found] == ["deadline"], found
+    assert [path for _, path in site.arrivals] == ["/robots.txt"]
+    assert took < 3 + DEADLINE_TOLERANCE, took
 
 
 def test_a_sitemap_larger_than_the_protocol_allows_is_not_read(site: SetServer) -> None:

@@ -144,6 +144,12 @@ class SetCheck:
         self._finding(ServedFinding.at(self.target, "deadline", message))
         self._phase = "over"
 
+    @property
+    def crawl_delay(self) -> float:
+        """The Crawl-delay robots.txt asks of this client, 0 without one (or before robots.txt is read)."""
+        asked = self.robots.crawl_delay(self.user_agent) if self.robots is not None else None
+        return float(asked) if asked and asked > 0 else 0.0
+
     def finish(self, elapsed: float) -> CheckResult:
         self.result.elapsed = elapsed
         self.result.findings.sort(key=lambda finding: (finding.file, finding.line, finding.col))

@@ -74,6 +74,7 @@ def check_public_copy(
                 robots_agent=config.robots_token,
                 expect=config.output_dir,
                 extra_urls=tuple(added[:ADDED_SAMPLED]),
+                max_crawl_delay=config.max_crawl_delay,
             )
             if result.ok or time.monotonic() + pause > give_up:
                 return result

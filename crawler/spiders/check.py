@@ -2,6 +2,11 @@
 asks for, exactly as served (no redirect followed, no decompression, no retry), and
 :func:`check_published`, the check run in this process (or, when this process's reactor
 has already run, as a crawl's is, in a child process: a reactor never starts twice).
+
+The spider is the one owner of its downloader slot's pace: :class:`crawler.pace.Pace`, the
+crawl's rule, fed robots.txt's Crawl-delay and the server's trouble. The deadline is a bound:
+every request carries it to the download handler (crawler/downloadhandlers/deadline.py),
+which ends a transfer there, and requests still waiting in the slot are failed at once.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerProcess
 from scrapy.http import Response
 from scrapy.settings import Settings
@@ -23,9 +28,16 @@ from twisted.python.failure import Failure
 
 from crawler.check.plan import PAGE_BYTES, Fetch, SetCheck
 from crawler.check.result import CheckResult
+from crawler.downloadhandlers.deadline import DeadlineReached
+from crawler.pace import Pace
 from crawler.protocol import MAX_BYTES
+from settings import SITEMAP_MAX_CRAWL_DELAY
 
 __all__ = ["CheckSpider", "check_published", "check_settings"]
+
+#: Requests in flight without a Crawl-delay (one with it).
+CHECK_CONCURRENCY = 4
+_HANDLER = "crawler.downloadhandlers.deadline.DeadlineHandler"
 
 
 def check_settings(user_agent: str, timeout: float) -> Settings:
@@ -47,13 +59,14 @@ def check_settings(user_agent: str, timeout: float) -> Settings:
                 "scrapy.extensions.corestats.CoreStats": 0,
             },
             "DEFAULT_REQUEST_HEADERS": {"Accept": "*/*", "Accept-Encoding": "gzip, deflate"},
+            "DOWNLOAD_HANDLERS": {"http": _HANDLER, "https": _HANDLER},
             "DOWNLOAD_TIMEOUT": timeout,
             "DOWNLOAD_MAXSIZE": MAX_BYTES + 1,  # compressed never more than the 50 MiB it may hold
             "DOWNLOAD_WARNSIZE": 0,
             "RETRY_ENABLED": False,
             "COOKIES_ENABLED": False,
-            "CONCURRENT_REQUESTS": 8,
-            "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
+            "CONCURRENT_REQUESTS": CHECK_CONCURRENCY,  # one origin: every request is the slot's
+            "CONCURRENT_REQUESTS_PER_DOMAIN": CHECK_CONCURRENCY,
             "DOWNLOAD_DELAY": 0,
         },
         priority="cmdline",
@@ -71,28 +84,47 @@ def _headers(response: Response) -> dict[str, list[str]]:
 class CheckSpider(Spider):
     name = "check"
 
-    def __init__(self, plan: SetCheck, deadline: float, **kwargs: Any) -> None:
+    def __init__(self, plan: SetCheck, deadline: float, max_crawl_delay: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
         self.deadline = deadline
+        self.pace = Pace(fixed=True, base=0.0, concurrency=CHECK_CONCURRENCY, cap=max_crawl_delay)
         self._stopping: list[asyncio.Task[None]] = []  # a reference, or the loop may drop the task
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> CheckSpider:
+        spider: CheckSpider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._reached, signal=signals.request_reached_downloader)
+        return spider
 
     async def start(self) -> AsyncIterator[Any]:
         loop = asyncio.get_event_loop()
+        self._ends = time.monotonic() + self.deadline
         self._timer = loop.call_later(self.deadline, self._out_of_time)
         for fetch in self.plan.start():
             yield self.request(fetch)
 
     def request(self, fetch: Fetch) -> Request:
-        meta: dict[str, Any] = {"fetch": fetch, "dont_redirect": True, "handle_httpstatus_all": True}
+        meta: dict[str, Any] = {
+            "fetch": fetch, "dont_redirect": True, "handle_httpstatus_all": True, "download_slot": self.plan.origin,
+            "deadline": self._ends,
+        }  # fmt: skip
         if fetch.role == "page":
             meta["download_maxsize"] = PAGE_BYTES
         return Request(fetch.url, callback=self.parse, errback=self.failed, meta=meta, dont_filter=True)
 
     def parse(self, response: Response) -> Iterator[Request]:
         fetch: Fetch = response.meta["fetch"]
-        for following in self.plan.answered(fetch, response.status, _headers(response), response.body):
-            yield self.request(following)
+        following = self.plan.answered(fetch, response.status, _headers(response), response.body)
+        if fetch.role == "robots":
+            self.pace.robots(self.plan.crawl_delay)
+        elif response.status == 429 or response.status >= 500:
+            self.pace.trouble(time.monotonic())
+        else:
+            self.pace.answered(time.monotonic())
+        self._apply()
+        for request in following:
+            yield self.request(request)
 
     def failed(self, failure: Failure) -> Iterator[Request]:
         request = getattr(failure, "request", None)
@@ -100,14 +132,35 @@ class CheckSpider(Spider):
             return
         message = failure.getErrorMessage() or type(failure.value).__name__
         oversized = "larger than download max size" in message  # Scrapy's words for DOWNLOAD_MAXSIZE
+        if not oversized:
+            self.pace.trouble(time.monotonic())
+            self._apply()
         for following in self.plan.failed(request.meta["fetch"], message.splitlines()[0][:200], oversized=oversized):
             yield self.request(following)
 
+    def _reached(self, request: Request, spider: Spider) -> None:
+        self._apply()  # the slot exists from its first request on
+
+    def _apply(self) -> None:
+        """The slot's delay and concurrency, from the pace: the one place they are written."""
+        engine = self.crawler.engine
+        slot = engine.downloader.slots.get(self.plan.origin) if engine else None
+        if slot is not None:
+            slot.delay = self.pace.delay
+            slot.concurrency = self.pace.in_flight
+            slot.jitter = 0.0  # a Crawl-delay is a minimum; without one the delay is 0
+
     def _out_of_time(self) -> None:
-        """The total deadline: what is left is reported unchecked, before Scrapy cancels it."""
+        """The total deadline: what is left is reported unchecked; requests waiting in the slot
+        are failed (a Crawl-delay may hold them long), those in transfer end by their deadline."""
         self.plan.interrupted(self.deadline)
         engine = self.crawler.engine
         assert engine is not None
+        for slot in engine.downloader.slots.values():
+            slot.close()  # its delayed start of the next request
+            while slot.queue:
+                request, waiting = slot.queue.popleft()
+                waiting.errback(DeadlineReached(f"the deadline came before {request.url} was fetched"))
         self._stopping.append(asyncio.get_event_loop().create_task(engine.close_spider_async(reason="deadline")))
 
     def closed(self, reason: str) -> None:
@@ -132,11 +185,12 @@ def check_published(
     timeout: float = 30.0,
     deadline: float = 600.0,
     robots_agent: str = "googlebot",
+    max_crawl_delay: float = SITEMAP_MAX_CRAWL_DELAY,
 ) -> CheckResult:
     """Check the set published at *url* (a site root or a sitemap URL) as a search engine reads it."""
     options: dict[str, Any] = {
         "user_agent": user_agent, "expect": expect, "sample": sample, "extra_urls": extra_urls,
-        "timeout": timeout, "deadline": deadline, "robots_agent": robots_agent,
+        "timeout": timeout, "deadline": deadline, "robots_agent": robots_agent, "max_crawl_delay": max_crawl_delay,
     }  # fmt: skip
     if _reactor_has_run():
         return _in_child(url, options)
@@ -144,7 +198,7 @@ def check_published(
         url, user_agent=user_agent, robots_agent=robots_agent, sample=sample, extra_urls=extra_urls, expect=expect
     )
     process = CrawlerProcess(check_settings(user_agent, timeout))
-    process.crawl(CheckSpider, plan=plan, deadline=deadline)
+    process.crawl(CheckSpider, plan=plan, deadline=deadline, max_crawl_delay=max_crawl_delay)
     started = time.monotonic()
     process.start()
     return plan.finish(time.monotonic() - started)
