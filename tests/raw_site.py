@@ -1,7 +1,9 @@
 """A raw socket server on 127.0.0.1 whose routes answer, hang or drip (for deadlines).
 
 ``HANG`` accepts the connection, reads the request and never answers; ``DRIP``
-sends the status line and headers a byte every half second. Both wait on the
+sends the status line and headers a byte every half second; ``ENDLESS`` answers
+200 with a chunked XML body that never ends (until the client stops reading, or
+:data:`ENDLESS_BYTES`). Both wait on the
 server's stop event, so ``stop()`` ends every connection at once; each thread
 is joined with a bound.
 """
@@ -13,6 +15,9 @@ import threading
 
 HANG = "hang"
 DRIP = "drip"
+ENDLESS = "endless"
+ENDLESS_BYTES = 256 * 1024 * 1024  # the bound of an endless body: five times the protocol's 50 MB
+_CHUNK = b"<!-- " + b"x" * 65536 + b" -->\n"
 DRIP_GAP = 0.5  # seconds between two bytes of a dripped answer
 _WAIT = 120.0  # no connection is held longer than this, stopped or not
 
@@ -75,6 +80,9 @@ class RawSite:
             if route == HANG:
                 self._stop.wait(_WAIT)
                 return
+            if route == ENDLESS:
+                self._endless(connection)
+                return
             status = "404 Not Found" if path not in self.routes else "200 OK"
             kind, body = route if isinstance(route, tuple) else ("text/html", b"<title>Slow</title>")
             head = f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
@@ -91,3 +99,12 @@ class RawSite:
             return
         finally:
             connection.close()
+
+    def _endless(self, connection: socket.socket) -> None:
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n"
+        start = b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        connection.sendall(head.encode() + b"%x\r\n%s\r\n" % (len(start), start))
+        for _ in range(ENDLESS_BYTES // len(_CHUNK)):  # bounded; the client stops long before
+            if self._stop.is_set():
+                return
+            connection.sendall(b"%x\r\n%s\r\n" % (len(_CHUNK), _CHUNK))

@@ -26,6 +26,7 @@ from crawler.protocol import MAX_BYTES, SITEMAP_NS
 from crawler.validate.sets import check_set
 from settings import USER_AGENT
 from tests.conftest import crawl, run_cli
+from tests.raw_site import ENDLESS, RawSite
 from tests.served_set import ARTICLES, Answer, CachingProxy, Route, SetServer
 from tests.server import SiteServer
 
@@ -520,3 +521,19 @@ def test_expect_reads_no_file_outside_its_folder(site: SetServer, tmp_path: Path
     stale = {str(item["file"]): str(item["message"]) for item in found if item["rule"] == "stale"}
     assert f"{site.root}{path[1:]}" in stale  # asked for: the server has it, DIR has not
     assert not [message for message in stale.values() if str(secret) in message and "differs" in message]
+
+
+def test_an_endless_body_is_a_size_finding_in_check_and_validate() -> None:
+    """A sitemap whose chunked body never ends is read up to the protocol's limit, then said to be
+    too large, in the same rule by both commands (not a download that was 'cancelled')."""
+    robots = ("text/plain", b"User-agent: *\nAllow: /\n")
+    server = RawSite({"/robots.txt": robots, "/sitemap.xml": ENDLESS}).start()
+    try:
+        found = findings(server.url + "sitemap.xml", "--sample", "0")
+        sizes = [item for item in found if item["rule"] == "size"]
+        assert len(sizes) == 1 and "larger than 52428800 bytes" in str(sizes[0]["message"]), found
+        validated = run_cli("validate", server.url + "sitemap.xml", timeout=60)
+        assert validated.returncode == 1, validated.stderr
+        assert ": error: size: larger than 52428800 bytes" in validated.stdout, validated.stdout
+    finally:
+        server.stop()

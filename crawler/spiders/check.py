@@ -22,6 +22,7 @@ from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerProcess
+from scrapy.exceptions import DownloadCancelledError
 from scrapy.http import Response
 from scrapy.settings import Settings
 from twisted.python.failure import Failure
@@ -131,7 +132,9 @@ class CheckSpider(Spider):
         if request is None:
             return
         message = failure.getErrorMessage() or type(failure.value).__name__
-        oversized = "larger than download max size" in message  # Scrapy's words for DOWNLOAD_MAXSIZE
+        # DOWNLOAD_MAXSIZE: Scrapy's words when Content-Length says so, a cancelled download when
+        # the body only grows past it (an endless chunked body); nothing else cancels a check's.
+        oversized = "larger than download max size" in message or isinstance(failure.value, DownloadCancelledError)
         if not oversized:
             self.pace.trouble(time.monotonic())
             self._apply()
