@@ -230,6 +230,8 @@ SITEMAP_STAGING_PASSWORD = None  # prefer SITEMAP_STAGING_PASSWORD_ENV (or $SITE
 SITEMAP_STAGING_PASSWORD_ENV = None  # name of the environment variable holding the password
 SITEMAP_STAGING_HEADERS: list[str] = []  # "Name: value" headers for the staging origin only
 SITEMAP_STAGING_COOKIES: list[str] = []  # "name=value" cookies for the staging origin only (or $SITEMAP_STAGING_COOKIE)
+SITEMAP_STAGING_HEADERS_ENV: list[str] = []  # environment variables, each holding one "Name: value" header
+SITEMAP_STAGING_COOKIE_FILE = None  # a cookies.txt (Netscape) or name=value-per-line file for the staging origin
 SITEMAP_IGNORE_DIRECTIVES: list[str] = []  # "header:noindex" / "meta:noindex": read pages as if absent
 SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL = False  # read robots.txt as if its "Disallow: /" lines were absent
 SITEMAP_ROBOTS_IGNORE_RULES = False  # --ignore-robots: robots.txt read for Sitemap: and Crawl-delay, rules not applied

@@ -75,6 +75,8 @@ OPTION_SETTINGS = {
     "password_env": "SITEMAP_STAGING_PASSWORD_ENV",
     "header": "SITEMAP_STAGING_HEADERS",
     "cookie": "SITEMAP_STAGING_COOKIES",
+    "header_env": "SITEMAP_STAGING_HEADERS_ENV",
+    "cookie_file": "SITEMAP_STAGING_COOKIE_FILE",
     "fail_on": "SITEMAP_AUDIT_FAIL_ON",
     "deep_threshold": "SITEMAP_AUDIT_DEEP_THRESHOLD",
     "as_if_no_blocker": "SITEMAP_AUDIT_AS_IF_NO_BLOCKER",

@@ -20,6 +20,7 @@ from crawler.logs import MASK
 from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from crawler.validate.lastmods import SAME_LASTMOD_SHARE
+from settings.secret_sources import cookies_from_file, headers_from_environment
 from settings.values import no_credentials, strings, whole_number
 
 __all__ = ["MASK", "Audit", "StagingAccess", "production_origin", "read_audit"]
@@ -132,7 +133,9 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
             raise ValueError("--user may not contain ':' (RFC 7617)")
         token = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
         headers.append(("Authorization", f"Basic {token}"))
-    for line in strings(settings, "SITEMAP_STAGING_HEADERS"):
+    lines = [*strings(settings, "SITEMAP_STAGING_HEADERS")]
+    lines += headers_from_environment(strings(settings, "SITEMAP_STAGING_HEADERS_ENV"))
+    for line in lines:
         name, sep, value = line.partition(":")
         if not sep or not name.strip() or any(c in name for c in " \t\r\n") or "\n" in value or "\r" in value:
             raise ValueError("--header expects 'Name: value' on one line")
@@ -140,6 +143,8 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
     cookies = [*strings(settings, "SITEMAP_STAGING_COOKIES")]
     if os.environ.get("SITEMAP_STAGING_COOKIE"):
         cookies.append(os.environ["SITEMAP_STAGING_COOKIE"])
+    if cookie_file := settings.get("SITEMAP_STAGING_COOKIE_FILE"):
+        cookies += cookies_from_file(str(cookie_file), urlsplit(start_url).hostname or "")
     for cookie in cookies:
         name, sep, _ = cookie.partition("=")
         if not sep or not name.strip() or any(c in cookie for c in "\r\n"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,12 +204,71 @@ def test_refused_credentials_stop_the_audit_with_a_message(
 
 def test_secrets_given_on_the_command_line_are_masked_in_ps(site: StagingServer, tmp_path: Path) -> None:
     command = [str(CLI), "audit", site.url, "--out", str(tmp_path / "out"), "--user", USER, "--password", PASSWORD,
-               "--cookie", "session=c00kie-value", "--delay", "0", "--production-url", PROD]  # fmt: skip
+               "--cookie", "session=c00kie-value", "--header", "X-Token: t0ken-value", "--delay", "0",
+               "--production-url", PROD]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     site.watch_pid = process.pid
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 0, stderr
     assert site.cmdlines and "--password ***" in site.cmdlines[0] and "--cookie ***" in site.cmdlines[0]
-    assert PASSWORD not in site.cmdlines[0] and "c00kie-value" not in site.cmdlines[0]
+    assert "--header ***" in site.cmdlines[0], site.cmdlines
+    for secret in (PASSWORD, "c00kie-value", "t0ken-value"):
+        assert secret not in site.cmdlines[0] and secret not in stdout + stderr
     assert all(hit.cookie == "session=c00kie-value" for hit in site.log)
-    assert PASSWORD not in stdout + stderr and "c00kie-value" not in stdout + stderr
+    assert all(("X-Token", "t0ken-value") in hit.headers for hit in site.log)
+
+
+NETSCAPE_COOKIES = """# Netscape HTTP Cookie File
+127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tc00kie-value
+#HttpOnly_127.0.0.1\tFALSE\t/\tFALSE\t4102444800\tprefs\tdark
+127.0.0.1\tFALSE\t/\tFALSE\t1000000000\texpired\tgone
+.example.org\tTRUE\t/\tFALSE\t0\tforeign\tn0t-for-this-site
+"""
+
+
+def test_secrets_from_the_environment_and_a_cookie_file_reach_the_staging_origin(
+    site: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--header-env and --cookie-file keep the secrets off the command line: the staging
+    origin gets them on every request (a cookies.txt's cookies for its host, unexpired; that
+    they never leave it is test_audit_credentials.py's), and no output or written file shows them."""
+    cookies = tmp_path / "cookies.txt"
+    cookies.write_text(NETSCAPE_COOKIES)
+    monkeypatch.setenv("STAGING_TOKEN", "X-Token: t0ken-value")
+    out = tmp_path / "out"
+    result = audit(site, out, monkeypatch, "--header-env", "STAGING_TOKEN", "--cookie-file", str(cookies))
+    assert result.returncode == 0, result.stderr
+    assert site.log and all(hit.cookie == "session=c00kie-value; prefs=dark" for hit in site.log), site.log
+    assert all(("X-Token", "t0ken-value") in hit.headers for hit in site.log)
+    written = "".join(path.read_text(errors="replace") for path in out.rglob("*") if path.is_file())
+    for secret in ("t0ken-value", "c00kie-value"):
+        assert secret not in written + result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (["--header-env", "NO_SUCH_VARIABLE"], "--header-env NO_SUCH_VARIABLE: no such environment variable"),
+        (["--header-env", "HOME"], "--header-env HOME: expected 'Name: value' on one line"),
+        (["--cookie-file", "/nonexistent/cookies.txt"], "cannot read --cookie-file /nonexistent/cookies.txt"),
+        (["--cookie-file", "FIFO"], "is not a regular file"),
+        (["--cookie-file", "BAD"], ":2: expected name=value"),
+        (["--cookie-file", "LINK"], "cannot read --cookie-file"),
+    ],
+)
+def test_a_secret_source_that_cannot_be_read_is_one_line_without_the_secret(
+    site: StagingServer, tmp_path: Path, options: list[str], words: str
+) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("session=s3cret-value\nno equals sign s3cret-value\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer for ever
+    link = tmp_path / "link"
+    link.symlink_to(bad)
+    names = {"FIFO": str(fifo), "BAD": str(bad), "LINK": str(link)}
+    given = [names.get(option, option) for option in options]
+    result = run_cli("audit", site.url, "--out", str(tmp_path / "out"), "--production-url", PROD, *given, timeout=60)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    assert "s3cret-value" not in result.stderr and not site.log

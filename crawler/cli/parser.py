@@ -178,8 +178,18 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--password-env", metavar="VAR", help="environment variable holding the password ($SITEMAP_STAGING_PASSWORD)"
     )
-    parser.add_argument("--header", action="append", metavar="'NAME: VALUE'", help="header for staging (repeatable)")
-    parser.add_argument("--cookie", action="append", metavar="NAME=VALUE", help="cookie for staging (repeatable)")
+    parser.add_argument(
+        "--header", action="append", metavar="'NAME: VALUE'", help="header for staging (repeatable; see --header-env)"
+    )
+    parser.add_argument(
+        "--header-env", action="append", metavar="VAR", help="environment variable holding a 'NAME: VALUE' header"
+    )
+    parser.add_argument(
+        "--cookie", action="append", metavar="NAME=VALUE", help="cookie for staging (repeatable; prefer --cookie-file)"
+    )
+    parser.add_argument(
+        "--cookie-file", metavar="FILE", help="cookies for staging: a cookies.txt export, or name=value per line"
+    )
     parser.add_argument(
         "--as-if-no-blocker",
         action="store_true",
