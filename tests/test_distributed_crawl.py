@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -109,36 +110,50 @@ def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work
         site.stop()
 
 
+#: How long a shared crawl may take to end once its Redis froze: each call's deadline
+#: (crawler.distributed.client.CALL_SECONDS, 5 s), the worker's and the coordinator's closing
+#: calls (each bounded by it), the local worker's exit; on a loaded 2-core machine.
+FROZEN_BOUND = 75.0
+
+
+@pytest.mark.parametrize("failure", ["stopped", "frozen"])
 def test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set(
-    redis_server: PrivateRedis, tmp_path: Path
+    failure: str, redis_server: PrivateRedis, tmp_path: Path
 ) -> None:
+    """A Redis that stops (its port closed) or freezes (SIGSTOP: connections open, no answer):
+    the run ends, in bounded time, saying what happened to the Redis; the previous set stays."""
     site = chain_site(tmp_path, 120)
+    assert redis_server.process is not None
     try:
         out = tmp_path / "out"
         first = crawl(site.url(), out, "--no-state", "--max-pages", "20")
         assert first.code == 0, first.process.stderr
         before = {path.name: path.read_bytes() for path in out.iterdir()}
         site.reset()
-        options = (
-            *FAST,
-            "--delay",
-            "0.02",
-            "--distributed",
-            redis_server.url,
-        )
+        options = (*FAST, "--delay", "0.02", "--distributed", redis_server.url)
         coordinator = subprocess.Popen(
             [str(CLI), "crawl", site.url(), "--out", str(out), "-q", *options],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         site.wait_for(30)
-        redis_server.stop()
-        _, stderr = coordinator.communicate(timeout=120)
+        if failure == "stopped":
+            redis_server.stop()
+        else:
+            os.kill(redis_server.process.pid, signal.SIGSTOP)
+        gone = time.monotonic()
+        _, stderr = coordinator.communicate(timeout=180)
+        took = time.monotonic() - gone
     finally:
+        if failure == "frozen":
+            os.kill(redis_server.process.pid, signal.SIGCONT)
         site.stop()
     assert coordinator.returncode == 1, stderr
-    assert "Lost the Redis at redis://:***@127.0.0.1" in stderr and "previous sitemaps kept" in stderr
+    words = "Lost the Redis at" if failure == "stopped" else "does not answer (no reply within 5 s)"
+    assert "Redis at redis://:***@127.0.0.1" in stderr, stderr
+    assert words in stderr and "previous sitemaps kept" in stderr, stderr
     assert redis_server.password not in stderr and "Traceback" not in stderr
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    assert took < FROZEN_BOUND, took
 
 
 def working_in(folder: Path) -> list[str]:

@@ -158,6 +158,7 @@ def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str
     site = chain_site(tmp_path, 40, robots="User-agent: *\nDisallow: /private/\n")
     (site.root / "chain" / "private").mkdir()
     (site.root / "chain" / "private" / "secret.html").write_text("<html><body>secret</body></html>")
+    (site.root / "chain" / "orphan.html").write_text("<html><body>no page links here</body></html>")
     origin = site.url().rstrip("/")
     out = tmp_path / "out"
     try:
@@ -178,6 +179,10 @@ def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str
             broken = {**request, "url": "http://[::1", "meta": {}, "callback": "parse"}
             redis.xadd(keys + "frontier", {"r": json.dumps(broken)})
             redis.xadd(keys + "frontier", {"r": "[" * 5000})
+            # Well-formed requests for an allowed page nobody links, as a page and as a sitemap: unsealed.
+            for callback in ("parse", "parse_sitemap"):
+                planted = {**request, "url": f"{origin}/orphan.html", "meta": {}, "callback": callback}
+                redis.xadd(keys + "frontier", {"r": json.dumps(planted)})
             # Facts of another host, of a URL nobody queued, and of a disallowed URL made to look queued.
             redis.sadd(keys + "seen", url_fingerprint(f"{origin}/private/planted.html"))
             for url in ("https://evil.example/x", f"{origin}/never-crawled.html", f"{origin}/private/planted.html"):
@@ -201,12 +206,14 @@ def test_planted_entries_and_items_are_refused_and_the_crawl_ends(redis_url: str
     paths = site.paths()
     assert not [path for path in paths if path.startswith("/private/")], paths
     assert "/never-crawled.html" not in paths
+    assert "/orphan.html" not in paths  # requested by no sealed entry
     listed = sitemap_locs(out, origin)
     assert sorted(listed) == sorted([f"{origin}/", *(f"{origin}/p{n}.html" for n in range(1, 40))])
     assert "Refused 3 items from the shared crawl's Redis" in stderr
     assert "Removed 2 heartbeat(s)" in stderr
-    # The rule switch, the broken URL, the nesting (the sitemap request for /private/ obeys robots.txt).
-    assert stderr.count("Refused a frontier entry that is not ours") == 3
+    # The two rule switches, the broken URL, the nesting, the two well-formed ones: none sealed.
+    assert stderr.count("Refused a frontier entry that is not ours") == 6
+    assert stderr.count("not sealed by a worker of this crawl") >= 6
 
 
 def test_the_page_planted_as_queued_but_disallowed_is_refused_by_robots_alone(redis_url: str, tmp_path: Path) -> None:
@@ -302,6 +309,44 @@ def test_what_workers_write_is_sealed_and_what_is_not_is_refused_or_fetched_agai
     assert locked == (b"User-agent: *\nDisallow: /p/\n", None)
     assert taken == ["https://e.com/ours"] and refused == 2
     assert added == 1
+
+
+def test_pace_keys_of_another_type_are_repaired_and_frontier_entries_need_this_crawls_seal(redis_url: str) -> None:
+    """A pace hash planted as a string and its grants as a list: the next grant repairs both
+    (no WRONGTYPE reaches a download). A sealed entry is leased; one planted unsealed, or
+    sealed under another secret, is refused and removed."""
+    import asyncio
+
+    from redis.asyncio import Redis as AsyncRedis
+
+    from crawler.distributed.codec import QueuedRequest, encode
+    from crawler.distributed.coordination import SitePace
+    from crawler.distributed.frontier import RedisFrontier
+
+    async def body() -> tuple[float, list[bytes], list[str], int, int]:
+        redis = AsyncRedis.from_url(redis_url)
+        try:
+            pace = SitePace(redis, "c", "https://e.com/")
+            await redis.set(pace.key, "not a hash")
+            await redis.rpush(pace.grants, "not", "a", "sorted", "set")
+            wait = await pace.try_acquire(0.5, 2, pace.token("w", 1))
+            kinds = [await redis.type(pace.key), await redis.type(pace.grants)]
+            frontier = RedisFrontier(redis, "c", "w", secret=SECRET)
+            await frontier.open()
+            await frontier.offer([(b"1" * 16, QueuedRequest("https://e.com/ours"))])
+            await redis.xadd(frontier.stream, {"r": encode(QueuedRequest("https://e.com/planted"))})
+            await RedisFrontier(redis, "c", "x", secret=b"another-secret-of-16-chars").offer(
+                [(b"2" * 16, QueuedRequest("https://e.com/other"))]
+            )
+            leased = [lease.request.url for lease in await frontier.lease(count=10)]
+            return wait, kinds, leased, frontier.refused, await redis.xlen(frontier.stream)
+        finally:
+            await redis.aclose()
+
+    wait, kinds, leased, refused, left = asyncio.run(body())
+    assert wait == 0.0 and kinds == [b"hash", b"zset"]
+    assert leased == ["https://e.com/ours"] and refused == 2
+    assert left == 1  # the refused entries are removed; the leased one stays until acknowledged
 
 
 def test_a_worker_given_the_secret_in_a_file_seals_what_it_writes(redis_url: str, tmp_path: Path) -> None:

@@ -6,6 +6,11 @@ against the system's trust store plus the CA file the user names (a private
 CA of a managed Redis); a URL cannot turn that off. ``redis://USER:PASSWORD@``
 is an ACL user, ``redis://:PASSWORD@`` the ``requirepass`` one. What Redis
 answers when it refuses the crawl is said in one line a user can act on.
+
+Every call has a deadline (:data:`CALL_SECONDS`): a Redis that stops answering (stopped,
+swapping, a network that drops packets) fails the call, and the crawl stops saying so,
+instead of every worker waiting on it. A dropped connection (a restart, a failover) is
+tried again a few times; silence is not.
 """
 
 from __future__ import annotations
@@ -19,8 +24,16 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import AuthenticationError, NoPermissionError, OutOfMemoryError, RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry as SyncRetry
 
-__all__ = ["connect", "connect_sync", "eviction_policy", "redis_failure"]
+__all__ = ["CALL_SECONDS", "connect", "connect_sync", "eviction_policy", "redis_failure"]
+
+#: The most one Redis call waits for its answer (and a connection for its set-up).
+CALL_SECONDS = 5.0
+#: How often a call is tried again over a dropped connection (never over a timeout).
+RETRIES = 2
 
 
 def _options(url: str, ca_file: str | None) -> dict[str, Any]:
@@ -41,14 +54,19 @@ def _checked_url(url: str) -> str:
 def connect(url: str, ca_file: str | None = None) -> Redis:
     """An asyncio client of the crawl's Redis: a few retries over a blip, then the error (never hangs)."""
     return Redis.from_url(
-        _checked_url(url), socket_timeout=30, socket_connect_timeout=10,
-        retry=Retry(ExponentialBackoff(cap=1.0), 3), **_options(url, ca_file),
+        _checked_url(url), socket_timeout=CALL_SECONDS, socket_connect_timeout=CALL_SECONDS,
+        retry=Retry(ExponentialBackoff(cap=1.0), RETRIES, supported_errors=(RedisConnectionError,)),
+        **_options(url, ca_file),
     )  # fmt: skip
 
 
 def connect_sync(url: str, ca_file: str | None = None) -> SyncRedis:
     """A synchronous client of the crawl's Redis, for the few calls before and after the crawl."""
-    return SyncRedis.from_url(_checked_url(url), socket_timeout=10, socket_connect_timeout=10, **_options(url, ca_file))
+    return SyncRedis.from_url(
+        _checked_url(url), socket_timeout=CALL_SECONDS, socket_connect_timeout=CALL_SECONDS,
+        retry=SyncRetry(ExponentialBackoff(cap=1.0), RETRIES, supported_errors=(RedisConnectionError,)),
+        **_options(url, ca_file),
+    )  # fmt: skip
 
 
 def redis_failure(where: str, error: BaseException) -> str:
@@ -66,6 +84,11 @@ def redis_failure(where: str, error: BaseException) -> str:
         return (
             f"the Redis at {where} is out of memory (maxmemory reached, and it evicts nothing): the crawl cannot go "
             "on; give it more maxmemory"
+        )
+    if isinstance(error, RedisTimeoutError | TimeoutError) or "Timeout reading from" in text:
+        return (
+            f"the Redis at {where} does not answer (no reply within {CALL_SECONDS:g} s): it is stopped, "
+            "overloaded or unreachable"
         )
     if _untrusted(error):
         return (

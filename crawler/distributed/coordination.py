@@ -42,13 +42,19 @@ SUMMED = (
 # a grant may be held (ms), the longest delay there can be (ms), this grant's token
 # ("<worker>|<count>"), the workers' heartbeat key prefix.
 # Returns 0 when the slot is taken, else how many ms to wait before asking again.
-# Values no worker could have written (a grant held past any download, a next-allowed time
-# further than any delay) are repaired here, so a planted or stale key cannot stop the crawl;
+# Values no worker could have written (a key of another type, a grant held past any download,
+# a next-allowed time further than any delay) are repaired here, so a planted or stale key cannot stop the crawl;
 # the grant of a worker whose heartbeat lapsed (it died mid-download) is given back at once.
 _ACQUIRE = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local delay, limit, hold, longest = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+for i, kind in ipairs({'hash', 'zset'}) do
+  local found = redis.call('TYPE', KEYS[i])['ok']
+  if found ~= kind and found ~= 'none' then
+    redis.call('DEL', KEYS[i])  -- a pace or grants key of another type is not ours
+  end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + hold), '+inf')
 for _, token in ipairs(redis.call('ZRANGE', KEYS[2], 0, 63)) do

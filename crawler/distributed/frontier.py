@@ -8,8 +8,9 @@ handed to a worker is leased, not removed (redis.asyncio: never blocking).
 - ``lease`` first takes back entries left unrenewed longer than the lease
   time (``XAUTOCLAIM``: a worker that died, even by SIGKILL, loses nothing;
   a live one renews what it holds with ``renew``), then reads new ones
-  (``XREADGROUP``). Entries that are not ours are refused and removed,
-  never decoded into a request.
+  (``XREADGROUP``). Entries that are not ours (without this crawl's seal,
+  when it has a shared secret, or not a queued request) are refused and
+  removed, never decoded into a request.
 - ``ack`` ends a lease once the response (or failure) is fully handled.
 
 Keys live under ``sitemap-crawler:<crawl>:``. The seen set holds the
@@ -23,13 +24,14 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from crawler.distributed.codec import PAGE_CALLBACK, PoisonedEntry, QueuedRequest, decode, encode
+from crawler.distributed.signing import seal, sealed
 from crawler.distributed.stream import LeasedStream
 
 __all__ = ["Lease", "Offered", "RedisFrontier"]
 
 GROUP = "workers"
 # KEYS: seen set, stream, pages counted. ARGV: the page budget (0: none), then
-# fingerprint, entry, is-a-page ('1'/'0') for each request.
+# fingerprint, entry, is-a-page ('1'/'0'), seal ('' without a secret) for each request.
 # Returns {how many were queued, the 0-based positions of pages over the budget}.
 _OFFER = """
 local budget = tonumber(ARGV[1])
@@ -45,24 +47,21 @@ end
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'set' and redis.call('TYPE', KEYS[1])['ok'] ~= 'none' then
   redis.call('DEL', KEYS[1])  -- a seen "set" of another type is not ours
 end
-for i = 2, #ARGV, 3 do
+for i = 2, #ARGV, 4 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
     if budget > 0 and ARGV[i + 2] == '1' and count() > budget then
-      over[#over + 1] = (i - 2) / 3
-    else
+      over[#over + 1] = (i - 2) / 4
+    elseif ARGV[i + 3] == '' then
       redis.call('XADD', KEYS[2], '*', 'r', ARGV[i + 1])
+      added = added + 1
+    else
+      redis.call('XADD', KEYS[2], '*', 'r', ARGV[i + 1], 's', ARGV[i + 3])
       added = added + 1
     end
   end
 end
 return {added, over}
 """
-
-
-def _request(raw: object) -> QueuedRequest:
-    if not isinstance(raw, bytes):
-        raise PoisonedEntry("no request field")
-    return decode(raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +77,12 @@ class Lease:
 
 
 class RedisFrontier:
-    def __init__(self, redis: Redis, crawl: str, consumer: str, lease_seconds: float = 60.0):
+    def __init__(
+        self, redis: Redis, crawl: str, consumer: str, lease_seconds: float = 60.0, secret: bytes | None = None
+    ) -> None:
         prefix = f"sitemap-crawler:{crawl}:"
+        self.secret = secret  # entries are sealed under it, and one without its seal is refused
+        self.context = f"frontier {crawl}"
         self.stream = prefix + "frontier"
         self.seen = prefix + "seen"
         self.pages = prefix + "pages"  # pages queued against the budget
@@ -106,15 +109,25 @@ class RedisFrontier:
             return Offered(0, [])
         arguments: list[bytes | int] = [max_pages]
         for fingerprint, request in requests:
-            arguments += [fingerprint, encode(request), int(request.callback == PAGE_CALLBACK)]
+            entry = encode(request)
+            sealing = seal(self.secret, self.context, entry).encode() if self.secret is not None else b""
+            arguments += [fingerprint, entry, int(request.callback == PAGE_CALLBACK), sealing]
         added, over = await self._offer(keys=[self.seen, self.stream, self.pages], args=arguments)
         return Offered(int(added), [requests[int(position)][1] for position in over])
 
     async def lease(self, count: int = 16, block_ms: int | None = None, living: set[str] | None = None) -> list[Lease]:
         """Up to *count* requests for this worker: expired leases first (with *living*, the workers
         alive, those of dead workers too), then new entries."""
-        taken = await self.entries.take_ours(count, b"r", _request, "a frontier", block_ms=block_ms, living=living)
+        taken = await self.entries.take_ours(count, None, self._read, "a frontier", block_ms=block_ms, living=living)
         return [Lease(entry, request) for entry, request in taken]
+
+    def _read(self, fields: object) -> QueuedRequest:
+        """The request in an entry's *fields*, sealed under the crawl's secret (when it has one)."""
+        if not isinstance(fields, dict) or not isinstance(raw := fields.get(b"r"), bytes):
+            raise PoisonedEntry("no request field")
+        if self.secret is not None and not sealed(self.secret, self.context, raw, fields.get(b"s")):
+            raise PoisonedEntry("not sealed by a worker of this crawl")
+        return decode(raw)
 
     async def renew(self, entries: list[str]) -> set[str]:
         """This worker is alive: its leases of *entries* start again; those still its own."""

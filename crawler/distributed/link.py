@@ -82,7 +82,7 @@ class WorkerLink:
     renewed_at: float = field(default=-1e9)
 
     def __post_init__(self) -> None:
-        self.frontier = RedisFrontier(self.redis, self.crawl, self.name, self.lease_seconds)
+        self.frontier = RedisFrontier(self.redis, self.crawl, self.name, self.lease_seconds, self.secret)
         self.channel = ItemChannel(self.redis, self.crawl, secret=self.secret)
         self.workers = Workers(self.redis, self.crawl, ttl=max(3.0, self.lease_seconds / 4))
 

@@ -142,7 +142,8 @@ class RedisScheduler(BaseScheduler):
                 if handed:
                     logger.info("Handed %d lease(s) back to the crawl for the other workers", handed)
             except (RedisError, OSError, TimeoutError) as error:
-                logger.warning("This worker's leases were not handed back (they lapse after a lease): %s", error)
+                logger.warning("This worker's leases were not handed back (they lapse after a lease): %s",
+                               redis_failure(self.where, error))  # fmt: skip
         await self._add_counts()
 
     async def _add_counts(self) -> None:
@@ -155,7 +156,7 @@ class RedisScheduler(BaseScheduler):
         try:
             await asyncio.wait_for(add_counts(self.link.redis, self.link.crawl, counts), timeout=5)
         except (RedisError, OSError, TimeoutError) as error:
-            logger.warning("This worker's counts are not in the crawl's summary: %s", error)
+            logger.warning("This worker's counts are not in the crawl's summary: %s", redis_failure(self.where, error))
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:

@@ -103,7 +103,7 @@ class ExportSpider(Spider):
 
     async def _exported(self, redis: Redis, shared: Distributed) -> AsyncIterator[PageFacts]:
         self.channel = ItemChannel(redis, shared.crawl, secret=shared.secret)
-        frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds)
+        frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds, shared.secret)
         workers = Workers(redis, shared.crawl)
         await self.channel.open()
         await frontier.open()
