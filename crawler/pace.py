@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["MIN_BACKOFF", "Pace"]
+__all__ = ["MIN_BACKOFF", "Pace", "span_words"]
 
 #: The first step of a backoff, when the delay was 0.
 MIN_BACKOFF = 0.25
@@ -99,3 +99,17 @@ class Pace:
         its floor (an adaptive one follows the latency instead)."""
         if self.fixed and self.delay > self.floor and not self.held(now):
             self.delay = max(self.floor, self.delay / 2)
+
+
+def span_words(seconds: float) -> str:
+    """*seconds* as a person says a long wait: ``about 1 day 4 h``, ``about 2 h 47 min``, ``about 12 min``."""
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"about {days} day{'s' if days > 1 else ''}" + (f" {hours} h" if hours else "")
+    if hours:
+        return f"about {hours} h" + (f" {minutes} min" if minutes else "")
+    return f"about {minutes} min"

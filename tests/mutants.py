@@ -29,6 +29,7 @@ class Mutant:
     old: str
     new: str
     tests: tuple[str, ...]
+    more: tuple[tuple[str, str], ...] = ()  # further (old, new) edits of the same file: a rule held twice
 
 
 POISON = "tests/test_distributed_poison.py"
@@ -40,6 +41,9 @@ RENDER_MEMORY = "tests/test_render_memory.py"
 SHRINK = "tests/test_shrink_changes.py"
 PUBLISHED = "tests/test_check_published.py"
 S3 = "tests/test_publish_s3.py"
+CHECK = "tests/test_check.py"
+PLANTED = "tests/test_planted_links.py"
+AUDIT_CSV = "tests/test_audit_csv.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
            "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
@@ -84,7 +88,8 @@ MUTANTS = [
     Mutant("a shared crawl needs Redis AUTH", "settings/distributed.py",
            "    if insecure and local:\n", "    if True:\n", (POISON,)),
     Mutant("a queued request carries no rule switch", "crawler/distributed/codec.py",
-           '"sitemap_level", "unconditional"', '"sitemap_level", "unconditional", "dont_obey_robotstxt"', (POISON,)),
+           '"sitemap_hops", "unconditional"}', '"sitemap_hops", "unconditional", "dont_obey_robotstxt"}',
+           ("tests/test_distributed_frontier.py::test_the_codec_refuses_what_is_not_a_queued_request",)),
     Mutant("robots.txt exempts only the sitemaps it names", "crawler/downloadermiddlewares/robotstxt.py",
            'if request.meta.get("sitemap_file") and request.url in self._named.get(_origin(request), ()):',
            'if request.meta.get("sitemap_file"):', (POISON,)),
@@ -179,7 +184,7 @@ MUTANTS = [
     Mutant("the browser's context is replaced", "crawler/render/browser.py",
            "if session.renders >= self.recycle_after:", "if False:", (RENDER_MEMORY,)),
     Mutant("the browser is restarted over its memory cap", "crawler/render/browser.py",
-           "if used > self.memory_cap:", "if False:", (RENDER_MEMORY,)),
+           "if usage.used > self.memory_cap and session", "if False and session", (RENDER_MEMORY,)),
     Mutant("a sudden shrink publishes nothing", "pipelines/export.py",
            "if refusal := self._shrink_refusal(state):", "if refusal := None:", (SHRINK,)),
     Mutant("the shrink is measured against the published set", "crawler/sitemaps/shrink.py",
@@ -211,6 +216,80 @@ MUTANTS = [
            'content_type = "application/xml"', (S3,)),
     Mutant("S3: a SIGTERM stops the upload", "crawler/cli/publishing.py",
            "for signum in (signal.SIGTERM, signal.SIGINT)}", "for signum in ()}", (S3,)),
+    Mutant("check: a loc on another origin is never sampled or fetched", "crawler/check/plan.py",
+           "if origin_of(item.loc) == self.origin:", "if True:",
+           (f"{CHECK}::test_a_loc_on_another_origin_is_a_finding_and_never_fetched",)),
+    Mutant("check --expect reads no file outside DIR", "crawler/check/plan.py",
+           "if not inside or not local.resolve().is_relative_to(self.expect.resolve()) or not local.is_file():",
+           "if not local.is_file():", (f"{CHECK}::test_expect_reads_no_file_outside_its_folder",)),
+    Mutant("audit CSV cells starting like a formula are neutralised", "crawler/audit/report.py",
+           "if isinstance(value, str) and value.startswith(_FORMULA_STARTS):", "if False:",
+           (f"{AUDIT_CSV}::test_no_cell_of_the_audits_csv_files_reads_as_a_formula",
+            f"{AUDIT_CSV}::test_a_cell_starting_like_a_formula_gets_a_quote")),
+    Mutant("a lock file is opened without following a symlink", "crawler/state/lock.py",
+           "os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC", "os.O_RDWR | os.O_CREAT | os.O_CLOEXEC",
+           (f"{PLANTED}::test_a_lock_file_that_is_a_symlink_is_refused",)),
+    Mutant("a shard in OUT replaced by a symlink is replaced", "crawler/sitemaps/publish.py",
+           " and path.is_file() and not path.is_symlink()", " and path.is_file()",
+           (f"{PLANTED}::test_a_shard_or_index_replaced_by_a_symlink_is_replaced_by_our_file",)),
+    Mutant("a URL with credentials is refused", "crawler/cli/usage.py",
+           'if "@" in netloc:', "if False:",
+           (f"{PLANTED}::test_a_url_with_credentials_is_refused_without_echoing_them",)),
+    Mutant("audit --compare: a report.json nested too deep is refused in one line", "crawler/audit/changes.py",
+           "except RecursionError:", "except ():",
+           (f"{PLANTED}::test_an_earlier_audit_that_is_not_one_is_refused_in_one_line",)),
+    Mutant("--check-wait without --check-published is a usage error", "crawler/cli/crawl.py",
+           'if getattr(args, "check_wait", None) is not None and not config.check_published:', "if False:",
+           (f"{PUBLISHED}::test_check_wait_without_check_published_is_a_usage_error",)),
+    Mutant("S3: a prefix over 924 bytes is refused", "crawler/sitemaps/remote.py",
+           "if len(location.prefix.encode()) > MAX_PREFIX_BYTES:", "if False:", (f"{S3}::test_bucket_urls",)),
+    Mutant("validate says double gzip", "crawler/validate/read.py",
+           'if data[:2] == b"\\x1f\\x8b":', "if False:", ("tests/test_validate.py::test_hostile_input_is_refused",)),
+    Mutant("check: a download in flight ends at the deadline", "crawler/spiders/check.py",
+           '            "deadline": self._ends,\n', "",
+           (f"{CHECK}::test_the_deadline_ends_the_check_with_an_error",)),
+    Mutant("check: requests waiting in the slot are failed at the deadline", "crawler/spiders/check.py",
+           "while slot.queue:", "while False:", (f"{CHECK}::test_the_deadline_ends_a_check_held_by_its_crawl_delay",)),
+    Mutant("check keeps robots.txt's Crawl-delay", "crawler/spiders/check.py",
+           "self.pace.robots(self.plan.crawl_delay)", "pass",
+           (f"{CHECK}::test_the_check_keeps_the_crawl_delay_robots_txt_asks_for",)),
+    Mutant("check: an endless chunked body is a size finding", "crawler/spiders/check.py",
+           " or isinstance(failure.value, DownloadCancelledError)", "",
+           (f"{CHECK}::test_an_endless_body_is_a_size_finding_in_check_and_validate",)),
+    Mutant("a local set is read inside the index's folder only", "crawler/validate/sets.py",
+           "tuple(segments[: len(below)]) == below and candidate.joinpath(*segments).is_file()",
+           "candidate.joinpath(*segments).is_file()",
+           (f"{PLANTED}::test_a_local_index_cannot_make_validate_or_the_audit_read_above_its_folder",),
+           (("if self.fallback and self.index.parent.is_relative_to(self.root):", "if False:"),)),
+    Mutant("an encoded / in a local set's loc names no file", "crawler/validate/sets.py",
+           ' or "/" in segment', "",
+           (f"{PLANTED}::test_a_local_index_cannot_make_validate_or_the_audit_read_above_its_folder",),
+           (("if path.is_file() and path.resolve().is_relative_to(self.root.resolve()):", "if path.is_file():"),)),
+    Mutant("audit --compare reads report.json without following a symlink", "crawler/audit/changes.py",
+           "os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK", "os.O_RDONLY | os.O_NONBLOCK",
+           (f"{PLANTED}::test_an_earlier_audit_that_is_not_one_is_refused_in_one_line",)),
+    Mutant("audit --compare reads a regular file only", "crawler/audit/changes.py",
+           "if not stat.S_ISREG(info.st_mode):", "if False:",
+           (f"{PLANTED}::test_an_earlier_audit_that_is_not_one_is_refused_in_one_line",)),
+    Mutant("audit --compare reads 1 GiB at most", "crawler/audit/changes.py",
+           "if info.st_size > MAX_REPORT_BYTES:", "if False:",
+           (f"{PLANTED}::test_an_earlier_audit_that_is_not_one_is_refused_in_one_line",)),
+    Mutant("--cookie-file: only the staging host's cookies", "settings/secret_sources.py",
+           " or not _domain_matches(domain, host):", ":",
+           ("tests/test_audit.py::test_secrets_from_the_environment_and_a_cookie_file_reach_the_staging_origin",)),
+    Mutant("--cookie-file: a regular file only", "settings/secret_sources.py",
+           "if not stat.S_ISREG(status.st_mode):", "if False:",
+           ("tests/test_audit.py::test_a_secret_source_that_cannot_be_read_is_one_line_without_the_secret",)),
+    Mutant("a frontier entry without this crawl's seal is refused", "crawler/distributed/frontier.py",
+           'if self.secret is not None and not sealed(self.secret, self.context, raw, fields.get(b"s")):', "if False:",
+           (f"{POISON}::test_pace_keys_of_another_type_are_repaired_and_frontier_entries_need_this_crawls_seal",
+            f"{POISON}::test_planted_entries_and_items_are_refused_and_the_crawl_ends")),
+    Mutant("a pace key of another type is repaired", "crawler/distributed/coordination.py",
+           "    redis.call('DEL', KEYS[i])  -- a pace or grants key of another type is not ours", "    -- kept",
+           (f"{POISON}::test_pace_keys_of_another_type_are_repaired_and_frontier_entries_need_this_crawls_seal",)),
+    Mutant("every Redis call has a deadline", "crawler/distributed/client.py",
+           "CALL_SECONDS = 5.0", "CALL_SECONDS = 120.0",
+           ("tests/test_distributed_crawl.py::test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set",)),
 ]  # fmt: skip
 
 
@@ -239,10 +318,12 @@ def passes(tests: tuple[str, ...], copy: Path) -> bool:
 def run(mutant: Mutant, copy: Path) -> tuple[bool, float]:
     """(killed, seconds): the tests run in the copy with the mutant in place, then it is undone."""
     path = copy / mutant.path
-    original = path.read_text()
-    if original.count(mutant.old) != 1:
-        raise SystemExit(f"{mutant.path}: the line of {mutant.rule!r} is not there once; update this list")
-    path.write_text(original.replace(mutant.old, mutant.new))
+    original = mutated = path.read_text()
+    for old, new in ((mutant.old, mutant.new), *mutant.more):
+        if mutated.count(old) != 1:
+            raise SystemExit(f"{mutant.path}: the line of {mutant.rule!r} is not there once; update this list")
+        mutated = mutated.replace(old, new)
+    path.write_text(mutated)
     started = time.monotonic()
     try:
         return not passes(mutant.tests, copy), time.monotonic() - started

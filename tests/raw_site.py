@@ -102,7 +102,9 @@ class RawSite:
 
     def _endless(self, connection: socket.socket) -> None:
         head = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n"
-        start = b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        start = (
+            b'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        )
         connection.sendall(head.encode() + b"%x\r\n%s\r\n" % (len(start), start))
         for _ in range(ENDLESS_BYTES // len(_CHUNK)):  # bounded; the client stops long before
             if self._stop.is_set():

@@ -94,6 +94,10 @@ def _earlier(folder: Path, kind: str) -> Path:
     report = folder / "report.json"
     if kind == "dev-zero":
         report.symlink_to("/dev/zero")
+    elif kind == "symlink":  # to a real report, elsewhere: read through a link, it would pass
+        elsewhere = folder.parent / "elsewhere.json"
+        elsewhere.write_text(json.dumps({"findings": []}))
+        report.symlink_to(elsewhere)
     elif kind == "fifo":
         os.mkfifo(report)
     elif kind == "deep":
@@ -106,12 +110,22 @@ def _earlier(folder: Path, kind: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "deep", "wrong-types", "too-big"])
-def test_an_earlier_audit_that_is_not_one_is_refused_in_one_line(kind: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("dev-zero", "symbolic link"),
+        ("symlink", "symbolic link"),
+        ("fifo", "not a regular file"),
+        ("deep", "nested too deep"),
+        ("wrong-types", "not an audit report"),
+        ("too-big", "is over 1024 MB"),
+    ],
+)
+def test_an_earlier_audit_that_is_not_one_is_refused_in_one_line(kind: str, why: str, tmp_path: Path) -> None:
     earlier = _earlier(tmp_path / "earlier", kind)
     with pytest.raises(ValueError, match=r"^--compare .*(not readable|not an audit report)") as refused:
         read_previous(earlier)
-    assert "\n" not in str(refused.value)
+    assert "\n" not in str(refused.value) and why in str(refused.value), refused.value
     process = run_cli(
         "audit", "http://127.0.0.1:9/", "--production-url", "https://www.example.com",
         "--compare", str(earlier), "--out", str(tmp_path / "out"), timeout=60,

@@ -77,6 +77,23 @@ def test_a_crawl_delay_past_the_cap_is_capped(tmp_path: Path) -> None:
         assert times[-1] - times[0] < 5 * 3
 
 
+def test_a_crawl_delay_that_makes_the_crawl_long_is_said_up_front(tmp_path: Path) -> None:
+    """A page budget that takes hours at robots.txt's Crawl-delay is said as robots.txt is read;
+    one that takes under an hour is not (the site is small: only the wording is at stake)."""
+    for server in serve(k=0.0, robots="User-agent: *\nCrawl-delay: 1\n"):
+        said = []
+        for budget in ("50000", "100000"):  # 42 min, then 1 h 23 min at the capped 0.05 s
+            result = run_cli("crawl", server.url(), "--out", str(tmp_path / budget), "--no-state", "-q",
+                             "--max-pages", budget, "--set", "SITEMAP_MAX_CRAWL_DELAY=0.05", timeout=90)  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            said.append([line for line in result.stderr.splitlines() if "one request at a time" in line])
+        expected = (
+            "WARNING: robots.txt asks for Crawl-delay 0.05s, one request at a time: the page budget of 100,000"
+            " (--max-pages) takes about 1 h 23 min at that pace"
+        )
+        assert said == [[], [expected]]
+
+
 def test_a_retry_after_past_the_cap_is_capped(tmp_path: Path) -> None:
     """Retry-After: 3600 holds the site no longer than SITEMAP_MAX_CRAWL_DELAY."""
     for server in serve(k=0.0, retry_after="3600"):

@@ -21,7 +21,7 @@ from scrapy import signals
 
 from crawler.context import config_of
 from crawler.downloadermiddlewares.robotstxt import robots_user_agent
-from crawler.pace import Pace
+from crawler.pace import Pace, span_words
 from crawler.stats import Stat
 from settings.values import adapts
 
@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 __all__ = ["Politeness"]
 
 logger = logging.getLogger(__name__)
+
+#: A crawl the Crawl-delay alone makes last longer than this is announced.
+LONG_CRAWL_SECONDS = 3600.0
+#: Without a page budget, the estimate is given per this many pages.
+PAGES_PER_ESTIMATE = 10_000
 
 
 class Politeness:
@@ -116,7 +121,18 @@ class Politeness:
         if self.crawler.stats:
             self.crawler.stats.set_value(Stat.CRAWL_DELAY, kept)  # for people: nothing decides on it
         logger.info("robots.txt asks for Crawl-delay %.2fs on %s", kept, key)
+        self._say_how_long(kept)
         self._apply(key)
+
+    def _say_how_long(self, crawl_delay: float) -> None:
+        """A Crawl-delay makes a big site's crawl last days: said up front, not found out at the end."""
+        budget = config_of(self.crawler).max_pages
+        pages = budget or PAGES_PER_ESTIMATE
+        if crawl_delay * pages < LONG_CRAWL_SECONDS:
+            return
+        what = f"the page budget of {budget:,} (--max-pages)" if budget else f"every {PAGES_PER_ESTIMATE:,} pages"
+        logger.warning("robots.txt asks for Crawl-delay %gs, one request at a time: %s takes %s at that pace",
+                       crawl_delay, what, span_words(crawl_delay * pages))  # fmt: skip
 
     def trouble(self, request: Request, why: str, retry_after: float | None) -> None:
         """The server answered 429/5xx, or the request timed out or was refused (the backoff middleware)."""

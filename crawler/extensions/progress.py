@@ -1,9 +1,11 @@
-"""A live progress line on stderr while the crawl runs (CLI only)."""
+"""A live progress line on stderr while the crawl runs (CLI only): counts, the page rate, and
+how long the queue takes at the pace of the last minute (a floor: pages found later add to it)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -12,6 +14,7 @@ from twisted.internet.task import LoopingCall
 
 from crawler.context import config_of
 from crawler.logs import json_event
+from crawler.pace import span_words
 from crawler.stats import Stat, dropped
 
 if TYPE_CHECKING:
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = ["Progress", "progress_counts"]
+
+#: The pace the queue's time is estimated at: pages crawled over this many recent seconds.
+RECENT_SECONDS = 60.0
 
 
 def progress_counts(stats: dict[str, object]) -> dict[str, int]:
@@ -48,6 +54,7 @@ class Progress:
         self.started = time.monotonic()
         self.loop = LoopingCall(self.show)
         self.json = False  # progress events as JSON log lines instead of a terminal line
+        self.recent: deque[tuple[float, int]] = deque()  # (moment, pages crawled) over RECENT_SECONDS
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -68,11 +75,19 @@ class Progress:
 
     def show(self) -> None:
         counts = progress_counts(self.crawler.stats.get_stats())
-        rate = counts["crawled"] / max(time.monotonic() - self.started, 1e-6)
+        now = time.monotonic()
+        rate = counts["crawled"] / max(now - self.started, 1e-6)
         line = (
             f"crawled {counts['crawled']} | queued {counts['queued']} | listed {counts['listed']}"
             f" | excluded {counts['excluded']} | {rate:.1f} pages/s"
         )
+        self.recent.append((now, counts["crawled"]))
+        while len(self.recent) > 2 and now - self.recent[0][0] > RECENT_SECONDS:
+            self.recent.popleft()
+        (first, crawled_then) = self.recent[0]
+        recent_rate = (counts["crawled"] - crawled_then) / (now - first) if now > first else 0.0
+        if counts["queued"] and recent_rate > 0:
+            line += f" | queue: {span_words(counts['queued'] / recent_rate)} at this pace"
         if self.json:
             counts_with_rate = {**counts, "pages_per_second": round(rate, 1)}
             sys.stderr.write(
