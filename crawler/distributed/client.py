@@ -9,8 +9,8 @@ answers when it refuses the crawl is said in one line a user can act on.
 
 Every call has a deadline (:data:`CALL_SECONDS`): a Redis that stops answering (stopped,
 swapping, a network that drops packets) fails the call, and the crawl stops saying so,
-instead of every worker waiting on it. A dropped connection (a restart, a failover) is
-tried again a few times; silence is not.
+instead of every worker waiting on it. A dropped connection is tried again twice, within
+milliseconds (a blip; a restart or failover takes longer and ends the crawl); silence is not.
 """
 
 from __future__ import annotations
