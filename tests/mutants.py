@@ -290,6 +290,9 @@ MUTANTS = [
     Mutant("every Redis call has a deadline", "crawler/distributed/client.py",
            "CALL_SECONDS = 5.0", "CALL_SECONDS = 120.0",
            ("tests/test_distributed_crawl.py::test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set",)),
+    Mutant("a robots.txt redirect stays on the origin's port", "crawler/robots_rules.py",
+           "    if target_default and origin_default:\n        return True\n    return port == origin_port",
+           "    return True", ("tests/test_hostile.py::test_a_robots_txt_redirected_to_another_port_is_not_followed",)),
 ]  # fmt: skip
 
 

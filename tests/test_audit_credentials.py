@@ -1,12 +1,12 @@
 """Staging credentials (basic auth, a header and a cookie at once) reach the staging
 origin only, proven where a request really leaves for another one (SPEC S7).
 
-Two kinds of request leave: a robots.txt redirected to another port of the
-same host (RFC 9309 has it followed), and a request pushed through the audit's
-own downloader middleware chain by a probe spider (tests/credential_probe.py).
-The other server must receive them, bare. Everything scope keeps away (links,
+One kind of request leaves: a request pushed through the audit's own
+downloader middleware chain by a probe spider (tests/credential_probe.py). The
+other server must receive it, bare. Everything scope keeps away (links,
 redirects, canonicals, hreflang alternates, sitemap entries, images, robots.txt
-``Sitemap:`` lines) must leave the other server's log empty.
+``Sitemap:`` lines, a robots.txt redirected to another port or host) must leave
+the other server's log empty.
 """
 
 from __future__ import annotations
@@ -105,17 +105,18 @@ def audit_behind_robots_redirect(
     return site
 
 
-def test_a_robots_txt_redirected_to_another_port_is_fetched_there_without_credentials(
-    other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_robots_txt_redirected_to_another_port_or_host_is_not_followed_by_an_audit(
+    host: str, other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    site = audit_behind_robots_redirect("127.0.0.1", other, tmp_path, monkeypatch)
-    # Followed (RFC 9309 2.3.1.2) by the preflight (its own HTTP client) and by the crawl, each once.
-    assert [hit.path for hit in other.log] == ["/robots.txt", "/robots.txt"]
-    assert all(bare(hit) for hit in other.log)
+    """Another port could be any service of the machine, ``localhost`` another name of it
+    (another host may be production): the redirect is not followed, by the preflight (its own
+    HTTP client) or the crawl, as if robots.txt had none (everything allowed)."""
+    site = audit_behind_robots_redirect(host, other, tmp_path, monkeypatch)
+    assert other.log == []
+    assert [hit.path for hit in site.log].count("/robots.txt") == 2  # the redirect was met by both
     assert all(carries_all(hit) for hit in site.log)
-    report = rows(tmp_path / "out")
-    assert report[site.url + "kept-out"]["reason"] == "robots"  # the rules of the file redirected to
-    assert report[site.url + "about"]["outcome"] == "listed"
+    assert rows(tmp_path / "out")[site.url + "kept-out"]["outcome"] == "listed"
     assert check_set(tmp_path / "out" / "sitemap.xml", PROD) == []
 
 
@@ -190,15 +191,16 @@ def test_every_way_off_the_origin_leaves_the_other_origin_untouched(
 
 @pytest.mark.parametrize("blocker", ["header", "meta", "robots"])
 def test_each_staging_blocker_is_found_with_credentials_that_stay_on_staging(
-    blocker: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    blocker: str, other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """robots.txt redirected to another port: the blocker (there, for ``robots``) found, the hop bare."""
+    """robots.txt redirected on the origin: the blocker (there, for ``robots``) found; a link
+    to another origin never followed."""
     rules = "User-agent: *\n" + ("Disallow: /\n" if blocker == "robots" else "Disallow: /kept-out\n")
-    other = StagingServer({"/robots.txt": (200, TEXT, rules)}, password=False).start()
     meta = '<meta name="robots" content="noindex">' if blocker == "meta" else ""
     elsewhere = f"http://127.0.0.1:{other.server_address[1]}"
     site = serve({
-        "/robots.txt": (301, {"Location": elsewhere + "/robots.txt"}, ""),
+        "/robots.txt": (301, {"Location": "/staging/robots.txt"}, ""),
+        "/staging/robots.txt": (200, TEXT, rules),
         "/": (200, HTML, page("Home", f'<a href="/about">About</a> <a href="{elsewhere}/linked">away</a>', meta)),
         "/about": (200, HTML, page("About", '<a href="/">Home</a>', meta)),
     }, blocker)  # fmt: skip
@@ -207,35 +209,28 @@ def test_each_staging_blocker_is_found_with_credentials_that_stay_on_staging(
         preview = audit([], site, tmp_path / "preview", monkeypatch, "--as-if-no-blocker")
     finally:
         site.stop()
-        other.stop()
     assert blocked.returncode == 4, blocked.stderr
     data = json.loads((tmp_path / "blocked" / "report.json").read_text())
     assert [b["kind"] for b in data["blockers"]] == [blocker]
     assert preview.returncode == 0, preview.stderr
     assert rows(tmp_path / "preview")[site.url + "about"]["outcome"] == "listed"
     assert check_set(tmp_path / "preview" / "sitemap.xml", PROD) == []
-    assert [hit.path for hit in other.log] == ["/robots.txt"] * 4  # preflight and crawl of each run, never /linked
-    assert all(bare(hit) for hit in other.log)
-    assert all(carries_all(hit) for hit in site.log)
-
-
-def test_a_robots_txt_redirected_to_another_host_is_not_followed_by_an_audit(
-    other: StagingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``localhost`` is another name of the machine, and another host to the audit (another host
-    may be production): the redirect is not followed, as if robots.txt had none (everything
-    allowed), and that server hears nothing."""
-    site = audit_behind_robots_redirect("localhost", other, tmp_path, monkeypatch)
+    # The preflight and the crawl of each run read the redirected file, with credentials.
+    assert [hit.path for hit in site.log].count("/staging/robots.txt") == 4
     assert other.log == []
-    assert rows(tmp_path / "out")[site.url + "kept-out"]["outcome"] == "listed"
-    assert check_set(tmp_path / "out" / "sitemap.xml", PROD) == []
+    assert all(carries_all(hit) for hit in site.log)
 
 
 @pytest.mark.parametrize(
     ("target", "crawl", "audit"),
     [
-        ("https://staging.example.com:8443/robots.txt", True, True),  # another port of the host
+        ("https://staging.example.com/robots/robots.txt", True, True),  # another path
+        ("http://staging.example.com/robots.txt", True, True),  # https to http, default ports
+        ("https://staging.example.com:8443/robots.txt", False, False),  # another port: any service
         ("https://www.example.com/robots.txt", True, False),  # the same site, another host: production
+        ("https://www.example.com:6379/robots.txt", False, False),
+        ("https://user:pw@www.example.com/robots.txt", False, False),  # credentials from the site
+        ("https://www.example.com:99999/robots.txt", False, False),
         ("https://other.org/robots.txt", False, False),
         ("file:///etc/passwd", False, False),
     ],

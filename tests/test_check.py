@@ -177,6 +177,18 @@ def test_robots_txt_is_read_through_its_redirects(site: SetServer) -> None:
     assert findings(site.root, "--sample", "0") == []
 
 
+def test_a_robots_txt_redirected_to_another_port_is_not_followed(site: SetServer) -> None:
+    other = SiteServer().start()
+    try:
+        site.routes["/robots.txt"] = _status(301, f"http://127.0.0.1:{other.port}/robots.txt")
+        found = findings(site.root, "--sample", "0")
+        assert other.paths() == []
+        assert [item["rule"] for item in found] == ["robots-sitemap"]  # read as no robots.txt
+        assert "robots.txt answers HTTP 301" in str(found[0]["message"])
+    finally:
+        other.stop()
+
+
 def test_robots_txt_that_fails_is_an_error(site: SetServer) -> None:
     site.routes["/robots.txt"] = _status(503)
     found = findings(site.root, "--sample", "0")

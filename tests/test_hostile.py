@@ -251,6 +251,18 @@ def test_robots_txt_failures_follow_rfc_9309(
         assert message in run.stderr and "RFC 9309" in run.stderr
 
 
+def test_a_robots_txt_redirected_to_another_port_is_not_followed(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Another port of the machine could be any service: the site cannot aim the crawler at it.
+    The redirect is read as no robots.txt (RFC 9309: unavailable), and the other port hears nothing."""
+    other = trap(_disallow_private(200))
+    server = trap(lambda handler: (301, {"Location": other.url("/robots.txt")}, b""))
+    run = measured_crawl(server, "/private/secret.html", tmp_path)
+    assert run.code == 0, run.stderr
+    assert other.requested() == []
+    assert "/private/secret.html" in server.requested()
+    assert "off the site" in run.stderr
+
+
 def test_a_huge_robots_txt_is_read_to_500_kib_only(trap, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     rules = "".join(f"Disallow: /rule-{i}/\n" for i in range(300_000))  # about 6 MB
     server = trap(robots_text(f"User-agent: *\n{rules}Disallow: /private/\n"))
