@@ -246,6 +246,7 @@ SITEMAP_AUDIT_COMPARE = None  # an earlier audit's folder: each finding new, sti
 # A crawl shared by workers through Redis (SPEC S8).
 SITEMAP_DISTRIBUTED = None  # redis://HOST:PORT/DB: the shared frontier, seen set and item flow
 SITEMAP_CRAWL_ID = None  # the crawl's namespace in Redis (default: from the start URL and output folder)
+SITEMAP_RUN = None  # a shared crawl's run, chosen by its coordinator: what workers seal is bound to it
 SITEMAP_LEASE_SECONDS = 60.0  # a request leased this long without an answer goes to another worker
 SITEMAP_ROLE = None  # "worker": this process only crawls (set by `sitemap-crawler worker`)
 SITEMAP_SHARED_DELAY = 0.0  # set for workers: the site-wide delay the shared pace keeps (DOWNLOAD_DELAY is 0 there)

@@ -7,6 +7,7 @@ whose ``repr`` masks it, and never logged.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import ssl
 from collections.abc import Mapping
@@ -133,6 +134,15 @@ class Distributed:
     #: The shared secret (never a setting: from $SITEMAP_CRAWLER_SHARED_SECRET or secret_file), which
     #: seals what the workers write to Redis; None only where no process of the crawl was given one.
     secret: bytes | None = field(default=None, repr=False)
+    run: str = ""  # this run of the crawl (a nonce in its signed configuration; --resume keeps it)
+
+    @property
+    def sealing_key(self) -> bytes | None:
+        """What workers seal their entries, items and robots.txt decisions under: the secret bound
+        to this run, so a sealed value copied from an earlier run is refused as not ours."""
+        if self.secret is None:
+            return None
+        return hmac.new(self.secret, f"run {self.crawl} {self.run}".encode(), hashlib.sha256).digest()
 
     def __repr__(self) -> str:
         return f"Distributed(url={masked_url(self.url)!r}, crawl={self.crawl!r})"
@@ -165,6 +175,7 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
         shared_max_pages=whole_number(settings, "SITEMAP_SHARED_MAX_PAGES"),
         exporter_state=settings.getbool("SITEMAP_SHARED_STATE"),
         secret=shared_secret(os.environ, str(settings.get("SITEMAP_SHARED_SECRET_FILE") or "") or None),
+        run=str(settings.get("SITEMAP_RUN") or ""),
     )
 
 

@@ -293,6 +293,18 @@ MUTANTS = [
     Mutant("a robots.txt redirect stays on the origin's port", "crawler/robots_rules.py",
            "    if target_default and origin_default:\n        return True\n    return port == origin_port",
            "    return True", ("tests/test_hostile.py::test_a_robots_txt_redirected_to_another_port_is_not_followed",)),
+    Mutant("what a shared crawl seals is bound to its run", "settings/distributed.py",
+           'f"run {self.crawl} {self.run}"', 'f"run {self.crawl}"',
+           (f"{POISON}::test_each_run_seals_under_its_own_key_and_what_an_earlier_run_sealed_is_refused",)),
+    Mutant("a new shared run gets a new run id", "crawler/cli/shared.py",
+           'options["SITEMAP_RUN"] = run = secrets.token_hex(8)', 'options["SITEMAP_RUN"] = run = "0" * 16',
+           (f"{POISON}::test_each_run_seals_under_its_own_key_and_what_an_earlier_run_sealed_is_refused",)),
+    Mutant("a dropped Redis connection is tried again for seconds", "crawler/distributed/client.py",
+           "    return ExponentialBackoff(cap=2.0, base=0.5)", "    return ExponentialBackoff(cap=1.0)",
+           ("tests/test_distributed_redis.py::test_a_redis_restarted_within_seconds_is_reconnected_to",)),
+    Mutant("check cuts a sample its Crawl-delay cannot fetch by the deadline", "crawler/spiders/check.py",
+           "        if self.pace.delay <= 0:\n            return wanted", "        return wanted",
+           ("tests/test_check.py::test_a_sample_that_cannot_be_fetched_at_the_crawl_delay_by_the_deadline_is_cut",)),
 ]  # fmt: skip
 
 

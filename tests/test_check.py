@@ -275,13 +275,26 @@ def test_the_deadline_ends_the_check_with_an_error(hanging: tuple[SetServer, thr
 def test_the_check_keeps_the_crawl_delay_robots_txt_asks_for(site: SetServer) -> None:
     """One request at a time, Crawl-delay apart, measured on the server's own clock (the gaps
     may be shorter by a little: the client's clock starts a delay as it sends)."""
-    site.robots = f"User-agent: *\nCrawl-delay: 1\nAllow: /\nSitemap: {site.root}sitemap.xml\n"
+    site.robots = f"User-agent: *\nCrawl-delay: 1.5\nAllow: /\nSitemap: {site.root}sitemap.xml\n"
     code, lines, stderr = check(site.root, "--sample", "2")
     assert (code, lines) == (0, []), stderr
     moments = [moment for moment, _ in site.arrivals]
     assert len(moments) == 7, site.arrivals  # robots.txt, the index, 3 shards, 2 pages
     gaps = [later - earlier for earlier, later in itertools.pairwise(moments[1:])]
-    assert min(gaps) >= 0.8, gaps  # from the first request after robots.txt was read
+    assert min(gaps) >= 1.2, gaps  # from the first request after robots.txt was read
+
+
+def test_a_sample_that_cannot_be_fetched_at_the_crawl_delay_by_the_deadline_is_cut(site: SetServer) -> None:
+    """Crawl-delay 1 and 9 s in all: the sitemaps take about 4 s, so a few sampled URLs fit and
+    are fetched, the rest are said to be cut, and the check ends before its deadline."""
+    site.robots = f"User-agent: *\nCrawl-delay: 1\nAllow: /\nSitemap: {site.root}sitemap.xml\n"
+    found = findings(site.root, "--sample", "20", "--deadline", "9")
+    assert [item["rule"] for item in found] == ["sample-cut"], found
+    cut = re.search(r"leaves time for (\d+) of the (\d+) sampled URLs", str(found[0]["message"]))
+    assert cut is not None, found
+    room, wanted = int(cut.group(1)), int(cut.group(2))
+    pages = [path for _, path in site.arrivals if path.startswith("/article-") or path == "/"]
+    assert wanted == 13 and 1 <= room < wanted and len(pages) == room, (room, pages)
 
 
 def test_the_deadline_ends_a_check_held_by_its_crawl_delay(site: SetServer) -> None:

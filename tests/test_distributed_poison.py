@@ -349,6 +349,52 @@ def test_pace_keys_of_another_type_are_repaired_and_frontier_entries_need_this_c
     assert left == 1  # the refused entries are removed; the leased one stays until acknowledged
 
 
+def test_each_run_seals_under_its_own_key_and_what_an_earlier_run_sealed_is_refused(redis_url: str) -> None:
+    """A frontier entry and an item sealed by a worker of an earlier run of the same crawl (same
+    id, same secret), copied into this run's Redis, are refused: the run is part of the seal. A
+    new run gets a new run id; ``--resume`` continues the run it finds."""
+    import asyncio
+
+    from redis.asyncio import Redis as AsyncRedis
+    from scrapy.settings import Settings
+
+    from crawler.cli.shared import publish
+    from crawler.distributed.codec import QueuedRequest
+    from crawler.distributed.frontier import RedisFrontier
+    from crawler.distributed.items import ItemChannel
+    from crawler.items import PageFacts
+    from settings.distributed import Distributed
+
+    shared = Distributed(redis_url, "c", 60.0, 1.0, secret=SECRET)
+    settings = Settings({"SITEMAP_START_URL": "https://e.com/"}, priority="cmdline")
+    runs = [publish(settings, shared, SECRET), publish(settings, shared, SECRET)]
+    settings.set("SITEMAP_RESUME", True, priority="cmdline")
+    runs.append(publish(settings, shared, SECRET))
+    assert len(runs[0]) == 16 and runs[0] != runs[1] == runs[2]
+    earlier, now = (Distributed(redis_url, "c", 60.0, 1.0, secret=SECRET, run=run) for run in runs[:2])
+
+    async def body() -> tuple[list[str], list[str], int, int]:
+        redis = AsyncRedis.from_url(redis_url)
+        try:
+            frontier = RedisFrontier(redis, "c", "w", secret=now.sealing_key)
+            await frontier.open()
+            await RedisFrontier(redis, "c", "old", secret=earlier.sealing_key).offer(
+                [(b"1" * 16, QueuedRequest("https://e.com/unlinked-now"))]
+            )
+            await frontier.offer([(b"2" * 16, QueuedRequest("https://e.com/linked"))])
+            channel = ItemChannel(redis, "c", secret=now.sealing_key)
+            await channel.open()
+            await ItemChannel(redis, "c", secret=earlier.sealing_key).push(PageFacts("https://e.com/old", status=200))
+            await channel.push(PageFacts("https://e.com/new", status=200))
+            leased = [lease.request.url for lease in await frontier.lease(count=10)]
+            taken = [facts.url for _, facts in await channel.take()]
+            return leased, taken, frontier.refused, channel.refused
+        finally:
+            await redis.aclose()
+
+    assert asyncio.run(body()) == (["https://e.com/linked"], ["https://e.com/new"], 1, 1)
+
+
 def test_a_worker_given_the_secret_in_a_file_seals_what_it_writes(redis_url: str, tmp_path: Path) -> None:
     """The shared-crawl guide's way: the secret in a file on each machine, not in the environment."""
     site = chain_site(tmp_path, 40)

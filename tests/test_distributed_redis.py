@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from crawler.cli import main
+from crawler.distributed.server import PrivateRedis
 from tests.conftest import CLI, crawl, run_cli, sitemap_locs
 from tests.redis_servers import CRAWL_ACL, TlsRedis
 from tests.server import NOT_PAGES, SiteServer
@@ -220,3 +221,35 @@ def test_redis_killed_or_out_of_memory_midway_keeps_the_previous_set(
     assert "Traceback" not in stderr and EVICTION_WARNING not in stderr
     assert published(out) == before
     assert sum(path not in NOT_PAGES for path in site.paths()) < PAGES  # it stopped midway
+
+
+def test_a_redis_restarted_within_seconds_is_reconnected_to(redis_server: PrivateRedis) -> None:
+    """A restart or a managed Redis's failover closes every connection for a second or two: both
+    clients (the crawl's asyncio one, the coordinator's synchronous one) try again until it is
+    back, instead of ending the crawl within milliseconds."""
+    import asyncio
+    import threading
+
+    from crawler.distributed.client import connect, connect_sync
+
+    async def ping_async() -> bool:
+        client = connect(redis_server.url)
+        try:
+            await client.ping()
+            redis_server.stop()
+            restart = threading.Timer(1.0, redis_server.start)
+            restart.start()
+            answered = bool(await client.ping())
+            restart.join()
+            return answered
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(ping_async())
+    with connect_sync(redis_server.url) as client:
+        assert client.set("k", "v")
+        redis_server.stop()
+        restart = threading.Timer(1.0, redis_server.start)
+        restart.start()
+        assert client.get("k") is None  # a new, empty Redis on the same port: reached again
+        restart.join()

@@ -35,6 +35,7 @@ CHECK_RULES: dict[str, Severity] = {
     "sample-noindex": _E,  # a listed URL says noindex (meta or X-Robots-Tag)
     "sample-canonical": _E,  # a listed URL names another URL as canonical
     "sample-robots": _E,  # robots.txt disallows a listed URL
+    "sample-cut": _W,  # robots.txt's Crawl-delay leaves time for part of the sample only
     # the run itself
     "deadline": _E,  # the total deadline ran out: not everything was checked
 }

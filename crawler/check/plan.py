@@ -12,6 +12,7 @@ candidates and what validate's set context keeps (hashes of the locs seen).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -94,6 +95,8 @@ class SetCheck:
         self._phase = "robots"
         self._shards: list[Fetch] = []
         self._seen: set[str] = set()
+        #: How many of the sample's requests fit in the time left (the client's pace knows): all by default.
+        self.fits: Callable[[int], int] = lambda wanted: wanted
 
     # -- the client's side ---------------------------------------------------------
 
@@ -319,11 +322,21 @@ class SetCheck:
         chosen += [Listed(url, url, 1, 1) for url in extra]
         fetches: list[Fetch] = []
         for listed in chosen:
-            self.result.sampled += 1
             if self.robots is not None and not self.robots.can_fetch(listed.loc, self.user_agent):
+                self.result.sampled += 1
                 self._add(listed, "sample-robots", f"robots.txt disallows {listed.loc} for {self.user_agent}")
             else:
                 fetches.append(Fetch(listed.loc, "page", listed=listed))
+        room = max(0, self.fits(len(fetches)))
+        if room < len(fetches):
+            message = (
+                f"robots.txt's Crawl-delay of {self.crawl_delay:g} s leaves time for {room} of the "
+                f"{len(fetches)} sampled URLs before the deadline; the rest were not fetched "
+                "(raise --deadline or lower --sample)"
+            )
+            self._finding(ServedFinding.at(self.robots_url, "sample-cut", message))
+            fetches = [fetches[n * len(fetches) // room] for n in range(room)]  # spread over the shards
+        self.result.sampled += len(fetches)
         return fetches
 
     def _page(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> None:

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -112,9 +113,12 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
     with ExitStack() as workers:  # local workers end with this run, however it ends
         if config.distributed is not None and not worker_only:
             assert secret is not None, "a shared crawl's coordinator signs its configuration"
-            publish(settings, config.distributed, secret)
-            if config.distributed.workers:
-                workers.enter_context(LocalWorkers(config.distributed, config.log_format, secret))
+            run = publish(settings, config.distributed, secret)
+            settings.set("SITEMAP_RUN", run, priority="cmdline")  # this process seals and checks under it too
+            shared = replace(config.distributed, run=run)
+            config = replace(config, distributed=shared)
+            if shared.workers:
+                workers.enter_context(LocalWorkers(shared, config.log_format, secret))
         result, stats = _run_process(settings, config, worker_only, [*filters, secrets], own)
     if config.distributed is not None and not worker_only:
         origin = site_root(config.start_url).rstrip("/")

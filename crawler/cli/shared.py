@@ -78,11 +78,12 @@ def check_shared(config: SitemapConfig, settings: Settings) -> None:
         )
 
 
-def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
+def publish(settings: Settings, shared: Distributed, secret: bytes) -> str:
     """The crawl's options in Redis for the workers, signed with *secret*: the crawl options the
-    user gave (any layer above the defaults). A Scrapy setting is this process's own: a worker
-    never takes one from Redis, and the user is told which were not shared. With ``--resume`` the
-    crawl already in Redis is re-attached to instead, its configuration checked, its keys kept."""
+    user gave (any layer above the defaults) and a new run. A Scrapy setting is this process's own:
+    a worker never takes one from Redis, and the user is told which were not shared. With
+    ``--resume`` the crawl already in Redis is re-attached to instead, its configuration checked,
+    its keys kept. Returns the run (what is sealed in it is bound to it)."""
     from redis.exceptions import RedisError  # noqa: PLC0415 - a shared crawl only: a local one never imports redis
 
     from crawler.distributed.client import connect_sync, eviction_policy, redis_failure  # noqa: PLC0415
@@ -103,13 +104,16 @@ def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
     }
     options = shared_options(settings, given)
     options["SITEMAP_CRAWL_ID"] = shared.crawl
+    options["SITEMAP_RUN"] = run = secrets.token_hex(8)
     kept = sorted(name for name in given - set(SHARED_OPTIONS) if not name.startswith(("SITEMAP_", "LOG_")))
     if kept:
         logger.warning("Not shared with the workers (a worker takes crawl options only): %s", ", ".join(kept))
     try:
         with connect_sync(shared.url, shared.ca_file) as redis:
-            attach = resume_config if settings.getbool("SITEMAP_RESUME") else publish_config
-            attach(redis, shared.crawl, options, secret)
+            if settings.getbool("SITEMAP_RESUME"):
+                run = resume_config(redis, shared.crawl, options, secret)
+            else:
+                publish_config(redis, shared.crawl, options, secret)
             policy = eviction_policy(redis)
     except (RedisError, OSError) as error:
         raise SharedCrawlError(redis_failure(masked_url(shared.url), error)) from None
@@ -125,6 +129,7 @@ def publish(settings: Settings, shared: Distributed, secret: bytes) -> None:
             "The Redis at %s has maxmemory-policy %s: it may evict the crawl's keys, and then pages are lost or "
             "fetched again; set maxmemory-policy noeviction", masked_url(shared.url), policy,
         )  # fmt: skip
+    return run
 
 
 #: The coordinator's own: a worker has its own way to the Redis and starts no workers.
@@ -249,7 +254,7 @@ def shared_outcome(shared: Distributed, origin: str, published: bool) -> tuple[d
     except (RedisError, OSError):
         return {}, None
     try:
-        why = decode(robots, shared.secret, shared.crawl, origin)[1] if robots is not None else None
+        why = decode(robots, shared.sealing_key, shared.crawl, origin)[1] if robots is not None else None
     except ValueError:
         why = None  # not ours: the workers refetched it
     return dict(parse_counts(raw)), why

@@ -9,8 +9,8 @@ answers when it refuses the crawl is said in one line a user can act on.
 
 Every call has a deadline (:data:`CALL_SECONDS`): a Redis that stops answering (stopped,
 swapping, a network that drops packets) fails the call, and the crawl stops saying so,
-instead of every worker waiting on it. A dropped connection is tried again twice, within
-milliseconds (a blip; a restart or failover takes longer and ends the crawl); silence is not.
+instead of every worker waiting on it. A dropped connection is tried again four times over
+about 7 s (a restart or a failover of a managed Redis takes seconds); silence is not.
 """
 
 from __future__ import annotations
@@ -32,8 +32,13 @@ __all__ = ["CALL_SECONDS", "connect", "connect_sync", "eviction_policy", "redis_
 
 #: The most one Redis call waits for its answer (and a connection for its set-up).
 CALL_SECONDS = 5.0
-#: How often a call is tried again over a dropped connection (never over a timeout).
-RETRIES = 2
+#: How often a call is tried again over a dropped connection (never over a timeout), waiting
+#: 1 s, then 2 s each time: about 7 s in all.
+RETRIES = 4
+
+
+def _backoff() -> ExponentialBackoff:
+    return ExponentialBackoff(cap=2.0, base=0.5)
 
 
 def _options(url: str, ca_file: str | None) -> dict[str, Any]:
@@ -55,7 +60,7 @@ def connect(url: str, ca_file: str | None = None) -> Redis:
     """An asyncio client of the crawl's Redis: a few retries over a blip, then the error (never hangs)."""
     return Redis.from_url(
         _checked_url(url), socket_timeout=CALL_SECONDS, socket_connect_timeout=CALL_SECONDS,
-        retry=Retry(ExponentialBackoff(cap=1.0), RETRIES, supported_errors=(RedisConnectionError,)),
+        retry=Retry(_backoff(), RETRIES, supported_errors=(RedisConnectionError,)),
         **_options(url, ca_file),
     )  # fmt: skip
 
@@ -64,7 +69,7 @@ def connect_sync(url: str, ca_file: str | None = None) -> SyncRedis:
     """A synchronous client of the crawl's Redis, for the few calls before and after the crawl."""
     return SyncRedis.from_url(
         _checked_url(url), socket_timeout=CALL_SECONDS, socket_connect_timeout=CALL_SECONDS,
-        retry=SyncRetry(ExponentialBackoff(cap=1.0), RETRIES, supported_errors=(RedisConnectionError,)),
+        retry=SyncRetry(_backoff(), RETRIES, supported_errors=(RedisConnectionError,)),
         **_options(url, ca_file),
     )  # fmt: skip
 

@@ -35,6 +35,7 @@ MAX_CONFIG = 1024 * 1024
 SHARED_OPTIONS: dict[str, str] = {
     "SITEMAP_START_URL": "url",
     "SITEMAP_CRAWL_ID": "str",
+    "SITEMAP_RUN": "str",
     "USER_AGENT": "str",
     "SITEMAP_ROBOTS_TOKEN": "str",
     "CONCURRENT_REQUESTS_PER_DOMAIN": "int",
@@ -166,11 +167,12 @@ def retire_config(redis: Redis, crawl: str, everything: bool) -> None:
         _remove_keys(redis, crawl)
 
 
-def resume_config(redis: Redis, crawl: str, options: dict[str, Any], secret: bytes) -> None:
+def resume_config(redis: Redis, crawl: str, options: dict[str, Any], secret: bytes) -> str:
     """Re-attach to *crawl* as Redis holds it (``--resume``): nothing is removed, so its frontier,
     seen set, leases, page counter and the items not yet exported stay. Its configuration must be
     there, signed with *secret*, of *crawl*, and hold *options*: the workers still crawling took
-    those, and a coordinator judging their pages by others would list another crawl's set."""
+    those, and a coordinator judging their pages by others would list another crawl's set. Returns
+    the run it continues (what its workers sealed is bound to it)."""
     raw = redis.get(f"sitemap-crawler:{crawl}:config")
     if raw is None:
         raise NothingToResume(f"no crawl {crawl} there (never started, its keys removed, or Redis restarted empty)")
@@ -178,13 +180,15 @@ def resume_config(redis: Redis, crawl: str, options: dict[str, Any], secret: byt
     if data.get("crawl") != crawl:
         raise ConfigRefused("the crawl's configuration in Redis was signed for another crawl: refused")
     stored: dict[str, Any] = data["options"]
-    changed = sorted(name for name in stored.keys() | options.keys() if stored.get(name) != options.get(name))
+    names = (stored.keys() | options.keys()) - {"SITEMAP_RUN"}
+    changed = sorted(name for name in names if stored.get(name) != options.get(name))
     if changed:
         raise ConfigRefused(
             f"it was started with other values of {', '.join(changed)[:500]}: resume with the options it started with"
         )
     claim(redis, crawl)  # the coordinator resumed is dead, not running elsewhere
     redis.set(CURRENT, crawl)  # workers that join by the Redis URL alone join this crawl again
+    return str(stored.get("SITEMAP_RUN") or "")
 
 
 def _verified(raw: bytes, secret: bytes) -> dict[str, Any]:

@@ -138,7 +138,7 @@ def _shared_robots(crawler: Crawler) -> SharedRobots | None:
     from crawler.distributed.robots import SharedRobots  # noqa: PLC0415 - a shared crawl only
 
     redis = connect(shared.url, shared.ca_file)
-    return SharedRobots(redis, shared.crawl, f"{os.getpid()}-{id(crawler):x}", secret=shared.secret)
+    return SharedRobots(redis, shared.crawl, f"{os.getpid()}-{id(crawler):x}", secret=shared.sealing_key)
 
 
 def html_instead(response: Response) -> bool:

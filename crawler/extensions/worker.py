@@ -98,9 +98,9 @@ class RedisScheduler(BaseScheduler):
         redis = connect(config.distributed.url, config.distributed.ca_file)
         # Leases held at once: enough to keep the downloader busy, few enough to leave work for late joiners.
         room = 2 * max(1, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
-        link = WorkerLink(redis, config.distributed.crawl, name, lease_seconds=config.distributed.lease_seconds,
-                          grace=config.distributed.grace, room=room,
-                          max_pages=config.distributed.shared_max_pages, secret=config.distributed.secret)  # fmt: skip
+        shared = config.distributed
+        link = WorkerLink(redis, shared.crawl, name, lease_seconds=shared.lease_seconds, grace=shared.grace, room=room,
+                          max_pages=shared.shared_max_pages, secret=shared.sealing_key)  # fmt: skip
         link.over_budget = partial(over_budget, max_pages=link.max_pages)
         scheduler = cls(crawler, link)
         link.site_pace = partial(scheduler.site_pace, config.distributed.shared_delay)

@@ -102,6 +102,7 @@ class CheckSpider(Spider):
         loop = asyncio.get_event_loop()
         self._ends = time.monotonic() + self.deadline
         self._timer = loop.call_later(self.deadline, self._out_of_time)
+        self.plan.fits = self._fits
         for fetch in self.plan.start():
             yield self.request(fetch)
 
@@ -140,6 +141,14 @@ class CheckSpider(Spider):
             self._apply()
         for following in self.plan.failed(request.meta["fetch"], message.splitlines()[0][:200], oversized=oversized):
             yield self.request(following)
+
+    def _fits(self, wanted: int) -> int:
+        """How many of *wanted* requests, one at a time at the pace's delay, end well within the
+        deadline (a fifth of the time left is kept for their answers)."""
+        if self.pace.delay <= 0:
+            return wanted
+        left = self._ends - time.monotonic()
+        return min(wanted, int(left * 0.8 / self.pace.delay))
 
     def _reached(self, request: Request, spider: Spider) -> None:
         self._apply()  # the slot exists from its first request on

@@ -102,13 +102,13 @@ class ExportSpider(Spider):
             await redis.aclose()
 
     async def _exported(self, redis: Redis, shared: Distributed) -> AsyncIterator[PageFacts]:
-        self.channel = ItemChannel(redis, shared.crawl, secret=shared.secret)
-        frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds, shared.secret)
+        self.channel = ItemChannel(redis, shared.crawl, secret=shared.sealing_key)
+        frontier = RedisFrontier(redis, shared.crawl, "exporter", shared.lease_seconds, shared.sealing_key)
         workers = Workers(redis, shared.crawl)
         await self.channel.open()
         await frontier.open()
         vetting = Vetting(
-            redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings), shared.secret
+            redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings), shared.sealing_key
         )
         lock = ExporterLock(redis, shared.crawl)
         if not await lock.take():
