@@ -9,8 +9,10 @@ No message here quotes a secret: it names the variable, the file and the line.
 from __future__ import annotations
 
 import os
-import stat
 import time
+from urllib.parse import urlsplit
+
+from crawler.regular_file import read_regular_file
 
 __all__ = ["COOKIE_FILE_BYTES", "cookies_from_file", "headers_from_environment"]
 
@@ -35,32 +37,27 @@ def headers_from_environment(variables: list[str]) -> list[str]:
 
 def _text(path: str) -> str:
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        data = read_regular_file(path, COOKIE_FILE_BYTES)
     except OSError as error:
         raise ValueError(f"cannot read --cookie-file {path}: {error.strerror or error}") from None
-    with os.fdopen(descriptor, "rb") as file:
-        status = os.fstat(file.fileno())
-        if not stat.S_ISREG(status.st_mode):  # a FIFO or a device could hang or never end
-            raise ValueError(f"--cookie-file {path} is not a regular file")
-        if status.st_size > COOKIE_FILE_BYTES:
-            raise ValueError(f"--cookie-file {path} is larger than {COOKIE_FILE_BYTES:,} bytes")
-        data = file.read(COOKIE_FILE_BYTES + 1)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"--cookie-file {path} is not UTF-8 text") from None
 
 
-def _domain_matches(domain: str, host: str) -> bool:
+def _domain_matches(domain: str, subdomains: str, host: str) -> bool:
+    """As a browser matches: the domain itself, and its subdomains only when the cookie says so
+    (a host-only cookie of ``example.com`` is not ``staging.example.com``'s)."""
     domain = domain.lower().lstrip(".")
-    return host == domain or host.endswith("." + domain)
+    return host == domain or (subdomains.upper() == "TRUE" and host.endswith("." + domain))
 
 
-def _netscape(path: str, text: str, host: str) -> list[str]:
+def _netscape(path: str, text: str, host: str, secure: bool) -> list[str]:
     """The cookies for *host* of a Netscape file (seven tab-separated fields a line: domain,
-    subdomains, path, secure, expiry, name, value; ``#HttpOnly_`` before an HttpOnly domain).
-    Read from the text already checked, not opened again (the standard library's reader
-    takes a file name)."""
+    subdomains, path, secure, expiry, name, value; ``#HttpOnly_`` before an HttpOnly domain),
+    a Secure one only over https. Read from the text already checked, not opened again (the
+    standard library's reader takes a file name)."""
     cookies, now = [], time.time()
     for number, line in enumerate(text.splitlines(), 1):
         line = line.removeprefix("#HttpOnly_").rstrip("\r\n")
@@ -69,20 +66,25 @@ def _netscape(path: str, text: str, host: str) -> list[str]:
         fields = line.split("\t")
         if len(fields) != 7 or not fields[4].strip().isdigit():
             raise ValueError(f"--cookie-file {path}:{number}: not a Netscape cookie line (7 fields, tab-separated)")
-        domain, _, _, _, expires, name, value = fields
-        if 0 < int(expires) < now or not _domain_matches(domain, host):
-            continue  # expired (0: a session cookie, kept), or for another site
+        domain, subdomains, _, only_https, expires, name, value = fields
+        if 0 < int(expires) < now or not _domain_matches(domain, subdomains, host):
+            continue  # expired (0: a session cookie, kept), or for another host
+        if only_https.upper() == "TRUE" and not secure:
+            continue  # Secure: never sent over plain http
         cookies.append(f"{name}={value}")
     return cookies
 
 
-def cookies_from_file(path: str, host: str) -> list[str]:
-    """The ``name=value`` cookies of the file at *path* that are for *host*: a Netscape
-    file's cookies whose domain matches *host* (expired ones left out), or every line of a
-    plain file (blank lines and ``#`` comments skipped)."""
+def cookies_from_file(path: str, url: str) -> list[str]:
+    """The ``name=value`` cookies of the file at *path* that are for *url*'s host: a Netscape
+    file's cookies whose domain matches it (expired ones left out, Secure ones only for https;
+    each is sent on every path of the origin), or every line of a plain file (blank lines and
+    ``#`` comments skipped)."""
     text = _text(path)
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
     if text.lstrip().startswith(_NETSCAPE):
-        cookies = _netscape(path, text, host.lower())
+        cookies = _netscape(path, text, host, parts.scheme == "https")
         if not cookies:
             raise ValueError(f"--cookie-file {path} holds no unexpired cookie for {host}")
         return cookies

@@ -25,6 +25,8 @@ from settings.values import no_credentials, strings, whole_number
 
 __all__ = ["MASK", "Audit", "StagingAccess", "production_origin", "read_audit"]
 
+#: A cookie value shorter than this is not masked on its own (it would mask ordinary words).
+MIN_MASKED = 4
 #: Directive sources a staging blocker can come from.
 BLOCKER_SOURCES = ("header", "meta")
 
@@ -42,8 +44,14 @@ class StagingAccess:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """Every secret value, for masking in whatever is written."""
-        return tuple(value for _, value in self.headers)
+        """Every secret value, for masking in whatever is written: each header's, and each
+        cookie's own value too (a line may quote one cookie without the others)."""
+        values = [value for _, value in self.headers]
+        for name, value in self.headers:
+            if name.lower() == "cookie":
+                pairs = (part.partition("=")[2].strip() for part in value.split(";"))
+                values += [cookie for cookie in pairs if len(cookie) >= MIN_MASKED]
+        return tuple(values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +152,7 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
     if os.environ.get("SITEMAP_STAGING_COOKIE"):
         cookies.append(os.environ["SITEMAP_STAGING_COOKIE"])
     if cookie_file := settings.get("SITEMAP_STAGING_COOKIE_FILE"):
-        cookies += cookies_from_file(str(cookie_file), urlsplit(start_url).hostname or "")
+        cookies += cookies_from_file(str(cookie_file), start_url)
     for cookie in cookies:
         name, sep, _ = cookie.partition("=")
         if not sep or not name.strip() or any(c in cookie for c in "\r\n"):

@@ -222,6 +222,7 @@ NETSCAPE_COOKIES = """# Netscape HTTP Cookie File
 127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tc00kie-value
 #HttpOnly_127.0.0.1\tFALSE\t/\tFALSE\t4102444800\tprefs\tdark
 127.0.0.1\tFALSE\t/\tFALSE\t1000000000\texpired\tgone
+127.0.0.1\tFALSE\t/\tTRUE\t0\ttls-only\ts3cure-value
 .example.org\tTRUE\t/\tFALSE\t0\tforeign\tn0t-for-this-site
 """
 
@@ -245,13 +246,33 @@ def test_secrets_from_the_environment_and_a_cookie_file_reach_the_staging_origin
         assert secret not in written + result.stdout + result.stderr
 
 
+def test_a_cookie_file_is_matched_as_a_browser_matches() -> None:
+    """Host-only cookies for their host alone, a domain cookie for its subdomains too, Secure
+    ones over https only (the end-to-end test above sends none of them over http)."""
+    import tempfile
+
+    from settings.secret_sources import cookies_from_file
+
+    lines = [
+        "example.com\tFALSE\t/\tFALSE\t0\thost-only\t1",
+        ".example.com\tTRUE\t/\tFALSE\t0\tdomain\t2",
+        "staging.example.com\tFALSE\t/\tTRUE\t0\tsecure\t3",
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as file:
+        file.write("# Netscape HTTP Cookie File\n" + "\n".join(lines) + "\n")
+        file.flush()
+        assert cookies_from_file(file.name, "https://staging.example.com/") == ["domain=2", "secure=3"]
+        assert cookies_from_file(file.name, "http://staging.example.com/") == ["domain=2"]
+        assert cookies_from_file(file.name, "http://example.com/") == ["host-only=1", "domain=2"]
+
+
 @pytest.mark.parametrize(
     ("options", "words"),
     [
         (["--header-env", "NO_SUCH_VARIABLE"], "--header-env NO_SUCH_VARIABLE: no such environment variable"),
         (["--header-env", "HOME"], "--header-env HOME: expected 'Name: value' on one line"),
         (["--cookie-file", "/nonexistent/cookies.txt"], "cannot read --cookie-file /nonexistent/cookies.txt"),
-        (["--cookie-file", "FIFO"], "is not a regular file"),
+        (["--cookie-file", "FIFO"], ": not a regular file"),
         (["--cookie-file", "BAD"], ":2: expected name=value"),
         (["--cookie-file", "LINK"], "cannot read --cookie-file"),
     ],
@@ -272,3 +293,17 @@ def test_a_secret_source_that_cannot_be_read_is_one_line_without_the_secret(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], result.stderr
     assert "s3cret-value" not in result.stderr and not site.log
+
+
+def test_each_cookie_value_is_masked_on_its_own_in_log_lines() -> None:
+    """A log line quoting one cookie of several shows none of it (a value too short to mask
+    alone, ``1``, would mask ordinary text, and is left)."""
+    import logging
+
+    from crawler.logs import SecretsFilter
+    from settings.staging import MASK, StagingAccess
+
+    access = StagingAccess("http://127.0.0.1/", (("Cookie", "sess=c00kie-one; theme=s3cond-val; n=1"),))
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "set %s by the server, n=1", ("s3cond-val",), None)
+    SecretsFilter(access.secrets).filter(record)
+    assert record.getMessage() == f"set {MASK} by the server, n=1"

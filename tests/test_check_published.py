@@ -130,3 +130,16 @@ def test_check_wait_without_check_published_is_a_usage_error(tmp_path: Path) -> 
     assert process.stderr.strip().splitlines() == [
         "sitemap-crawler: error: --check-wait is how long --check-published tries again: give --check-published too"
     ]
+
+
+def test_a_check_whose_child_process_fails_is_a_finding_not_a_traceback() -> None:
+    """A check run in a child process (the crawl's reactor cannot start another) that dies: the
+    public copy is not known to be right, said as a finding with the child's last line."""
+    from crawler.spiders.check import _in_child
+
+    options = {"user_agent": USER_AGENT, "sample": 1, "expect": None, "extra_urls": 5,  # not a list: it fails
+               "timeout": 5.0, "deadline": 5.0, "robots_agent": "googlebot", "max_crawl_delay": 1.0}  # fmt: skip
+    result = _in_child("http://127.0.0.1:9/sitemap.xml", options)
+    assert not result.ok
+    (finding,) = result.findings
+    assert finding.rule == "deadline" and "the check did not finish: its process failed" in finding.message

@@ -13,14 +13,13 @@ blocker does not turn the rows it hid into news.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from crawler.audit.findings import Finding
+from crawler.regular_file import read_regular_file
 
 __all__ = ["NEW", "STILL_THERE", "PreviousAudit", "mark", "read_previous"]
 
@@ -45,29 +44,19 @@ def read_previous(folder: Path) -> PreviousAudit:
     when report.json is no regular file, too big, too deeply nested, or not an audit report."""
     path = folder / "report.json"
     try:
-        data = json.loads(_read_report(path))
+        data = json.loads(read_regular_file(path, MAX_REPORT_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise ValueError(f"--compare {folder}: no report.json there (give an earlier audit's --out folder)") from None
     except RecursionError:
         raise ValueError(f"--compare {path}: not readable as JSON (nested too deep)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except OSError as error:
+        raise ValueError(f"--compare {path}: not readable ({error.strerror or error})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"--compare {path}: not readable as JSON ({error})") from None
     try:
         return _previous(folder, data)
     except (AttributeError, TypeError, KeyError) as error:
         raise ValueError(f"--compare {path}: not an audit report ({type(error).__name__}: {error})") from None
-
-
-def _read_report(path: Path) -> str:
-    """*path*'s text: a regular file only (no symlink, FIFO or device), at most MAX_REPORT_BYTES."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with open(descriptor, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if info.st_size > MAX_REPORT_BYTES:
-            raise OSError(f"{path} is over {MAX_REPORT_BYTES >> 20} MB")
-        return file.read(MAX_REPORT_BYTES + 1).decode("utf-8")
 
 
 def _previous(folder: Path, data: Any) -> PreviousAudit:

@@ -327,12 +327,10 @@ class SetCheck:
                 self._add(listed, "sample-robots", f"robots.txt disallows {listed.loc} for {self.user_agent}")
             else:
                 fetches.append(Fetch(listed.loc, "page", listed=listed))
-        room = max(0, self.fits(len(fetches)))
-        if room < len(fetches):
+        if (room := max(0, self.fits(len(fetches)))) < len(fetches):
             message = (
-                f"robots.txt's Crawl-delay of {self.crawl_delay:g} s leaves time for {room} of the "
-                f"{len(fetches)} sampled URLs before the deadline; the rest were not fetched "
-                "(raise --deadline or lower --sample)"
+                f"robots.txt's Crawl-delay of {self.crawl_delay:g} s leaves time for {room} of the {len(fetches)} "
+                "sampled URLs before the deadline; the rest were not fetched (raise --deadline or lower --sample)"
             )
             self._finding(ServedFinding.at(self.robots_url, "sample-cut", message))
             fetches = [fetches[n * len(fetches) // room] for n in range(room)]  # spread over the shards

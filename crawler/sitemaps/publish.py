@@ -15,12 +15,13 @@ import gzip
 import json
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from crawler.protocol import MAX_BYTES
+from crawler.regular_file import read_regular_file
 from crawler.sitemaps.naming import NEWS_GROUP
 from crawler.sitemaps.stylesheet import STYLESHEET
 from crawler.sitemaps.writer import ShardFile, render_index
@@ -209,8 +210,7 @@ def _locs(path: Path) -> int:
 def _read(path: Path) -> bytes | None:
     """*path*'s bytes; ``None`` for a symlink, a FIFO or no file (each replaced by a file of ours)."""
     try:
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
-            return file.read() if stat.S_ISREG(os.fstat(file.fileno()).st_mode) else None
+        return read_regular_file(path, MAX_BYTES)  # an index or stylesheet of ours is never larger
     except OSError:
         return None
 

@@ -27,6 +27,7 @@ from scrapy.http import Response
 from scrapy.settings import Settings
 from twisted.python.failure import Failure
 
+from crawler.check.findings import ServedFinding
 from crawler.check.plan import PAGE_BYTES, Fetch, SetCheck
 from crawler.check.result import CheckResult
 from crawler.downloadhandlers.deadline import DeadlineReached
@@ -228,6 +229,8 @@ print(json.dumps(check_published(url, **options).as_json()))
 
 
 def _in_child(url: str, options: dict[str, Any]) -> CheckResult:
+    """The check run by a child process; one that outlives its deadline or fails is a finding
+    (the copy is not known to be right), never a traceback."""
     given = {**options, "expect": str(options["expect"]) if options["expect"] else None}
     try:
         child = subprocess.run(  # noqa: S603 - this Python, our own code, the options as JSON on stdin
@@ -235,9 +238,13 @@ def _in_child(url: str, options: dict[str, Any]) -> CheckResult:
             timeout=options["deadline"] + options["timeout"] + 60, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
-        raise RuntimeError("the check's child process outlived its deadline") from None
+        return _unfinished(url, "its process outlived the deadline")
     lines = child.stdout.splitlines()
     if child.returncode != 0 or not lines:
         last = (child.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"the check's child process failed (exit status {child.returncode}): {last}")
+        return _unfinished(url, f"its process failed (exit status {child.returncode}): {last[:300]}")
     return CheckResult.from_json(json.loads(lines[-1]))
+
+
+def _unfinished(url: str, why: str) -> CheckResult:
+    return CheckResult(url, findings=[ServedFinding.at(url, "deadline", f"the check did not finish: {why}")])
