@@ -284,6 +284,31 @@ def test_the_check_keeps_the_crawl_delay_robots_txt_asks_for(site: SetServer) ->
     assert min(gaps) >= 1.2, gaps  # from the first request after robots.txt was read
 
 
+def test_a_429_doubles_the_checks_delay(site: SetServer) -> None:
+    """Crawl-delay 0.6, one request at a time; the first shard asked for answered 429: the next
+    request waits the doubled delay (1.2 s; at least 1.0 s on the server's clock)."""
+    site.robots = f"User-agent: *\nCrawl-delay: 0.6\nAllow: /\nSitemap: {site.root}sitemap.xml\n"
+    answered: list[str] = []
+
+    def first_refused(path: str):  # type: ignore[no-untyped-def]
+        served = site.routes.get(path) or (lambda server, body: (200, {"Content-Type": "application/gzip"}, body))
+
+        def route(server: SetServer, body: bytes) -> Answer:
+            answered.append(path)
+            return _status(429)(server, body) if len(answered) == 1 else served(server, body)
+
+        return route
+
+    for number in (1, 2, 3):
+        site.routes[f"/sitemap-{number}.xml.gz"] = first_refused(f"/sitemap-{number}.xml.gz")
+    found = findings(site.root, "--sample", "0")
+    assert [item["rule"] for item in found] == ["status"], found
+    moments = [moment for moment, _ in site.arrivals]
+    refused = [path for _, path in site.arrivals].index(answered[0])
+    assert refused + 1 < len(moments), site.arrivals
+    assert moments[refused + 1] - moments[refused] >= 1.0, site.arrivals
+
+
 def test_a_sample_that_cannot_be_fetched_at_the_crawl_delay_by_the_deadline_is_cut(site: SetServer) -> None:
     """Crawl-delay 1 and 9 s in all: the sitemaps take about 4 s, so a few sampled URLs fit and
     are fetched, the rest are said to be cut, and the check ends before its deadline."""

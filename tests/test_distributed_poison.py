@@ -395,6 +395,33 @@ def test_each_run_seals_under_its_own_key_and_what_an_earlier_run_sealed_is_refu
     assert asyncio.run(body()) == (["https://e.com/linked"], ["https://e.com/new"], 1, 1)
 
 
+def test_an_entry_sealed_for_another_crawl_is_refused(redis_url: str) -> None:
+    """Two crawls under one secret (one Redis, two sites): an entry one sealed, copied into the
+    other's frontier, is refused there; the crawl id is part of the seal."""
+    import asyncio
+
+    from redis.asyncio import Redis as AsyncRedis
+
+    from crawler.distributed.codec import QueuedRequest
+    from crawler.distributed.frontier import RedisFrontier
+
+    async def body() -> tuple[list[str], int]:
+        redis = AsyncRedis.from_url(redis_url)
+        try:
+            other, ours = RedisFrontier(redis, "d", "w", secret=SECRET), RedisFrontier(redis, "c", "w", secret=SECRET)
+            await other.open()
+            await ours.open()
+            await other.offer([(b"1" * 16, QueuedRequest("https://other.example/private"))])
+            for _, fields in await redis.xrange(other.stream):
+                await redis.xadd(ours.stream, fields)
+            await ours.offer([(b"2" * 16, QueuedRequest("https://e.com/linked"))])
+            return [lease.request.url for lease in await ours.lease(count=10)], ours.refused
+        finally:
+            await redis.aclose()
+
+    assert asyncio.run(body()) == (["https://e.com/linked"], 1)
+
+
 def test_a_worker_given_the_secret_in_a_file_seals_what_it_writes(redis_url: str, tmp_path: Path) -> None:
     """The shared-crawl guide's way: the secret in a file on each machine, not in the environment."""
     site = chain_site(tmp_path, 40)
