@@ -66,6 +66,10 @@ WARN_ON_GENERATOR_RETURN_VALUE = False
 # Breadth-first, so a page limit keeps the pages closest to the home page:
 # the spider gives each request its depth and a priority of minus that depth.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+# Requests wait on disk (in OUT.frontier-PID, removed at the end), so memory does not grow
+# with the site: about 1 KB a queued request otherwise.
+SCHEDULER = "crawler.schedulers.disk.DiskFrontierScheduler"
+SITEMAP_DISK_FRONTIER = True  # requests wait on disk beside the output folder (false: in memory)
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # One host per crawl: the downloader-aware queue (Scrapy's default) balances
 # many domains and parses every request's URL to do so; the plain priority

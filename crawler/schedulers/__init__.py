@@ -1,0 +1,1 @@
+"""Scrapy schedulers of a crawl: where requests wait for the downloader."""

@@ -1,0 +1,71 @@
+"""The frontier waits on disk (SPEC S13; issue 38): a real crawl queues its requests in its own
+folder beside the output folder while it runs, removes it when it ends, gives the set the
+in-memory frontier gives, and a folder left by a killed run is removed by the next one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from crawler.validate.sets import check_set
+from tests.conftest import CLI, crawl, sitemap_locs
+from tests.shared_crawl import fan_site
+
+PAGES = 120
+
+
+def queued_bytes(out: Path) -> tuple[list[Path], int]:
+    """The frontier folders beside *out*, and the bytes of the queue files in them."""
+    folders = sorted(out.parent.glob(f"{out.name}.frontier-*"))
+    return folders, sum(path.stat().st_size for folder in folders for path in folder.rglob("*") if path.is_file())
+
+
+def test_requests_wait_on_disk_and_the_folder_goes_with_the_run(tmp_path: Path) -> None:
+    site = fan_site(tmp_path, PAGES, "User-agent: *\nAllow: /\n")
+    out = tmp_path / "out"
+    try:
+        running = subprocess.Popen(
+            [str(CLI), "crawl", site.url(), "--out", str(out), "--delay", "0.05", "--concurrency", "1", "-q",
+             "--no-state"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        site.wait_for(10)  # the home page answered: its 119 links are queued
+        folders, size = queued_bytes(out)
+        _, stderr = running.communicate(timeout=120)
+        in_memory = crawl(site.url(), tmp_path / "memory", "--no-state", "--set", "SITEMAP_DISK_FRONTIER=false")
+    finally:
+        site.stop()
+    assert running.returncode == 0, stderr
+    assert [folder.name for folder in folders] == [f"out.frontier-{running.pid}"]
+    assert size > 50 * 100, size  # the waiting requests, pickled (about 300 bytes each)
+    assert queued_bytes(out) == ([], 0)  # removed at the end
+    assert check_set(out / "sitemap.xml", site.url().rstrip("/")) == []
+    assert len(in_memory.listed) == PAGES
+    assert sorted(sitemap_locs(out, site.url().rstrip("/"))) == sorted(in_memory.listed)
+    assert queued_bytes(tmp_path / "memory") == ([], 0)
+
+
+def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -> None:
+    """SIGKILL leaves the queue behind; the next run beside the same output folder removes it
+    (its process is gone), and leaves alone one whose process still runs."""
+    site = fan_site(tmp_path, PAGES, "User-agent: *\nAllow: /\n")
+    out = tmp_path / "out"
+    alive = out.parent / f"out.frontier-{os.getpid()}"
+    alive.mkdir()
+    try:
+        killed = subprocess.Popen(
+            [str(CLI), "crawl", site.url(), "--out", str(out), "--delay", "0.2", "--concurrency", "1", "-q",
+             "--no-state"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        site.wait_for(3)
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+        left, size = queued_bytes(out)
+        again = crawl(site.url(), out, "--no-state")
+    finally:
+        site.stop()
+    assert [folder.name for folder in left] == sorted([f"out.frontier-{killed.pid}", alive.name]) and size > 0
+    assert again.process.returncode == 0, again.process.stderr
+    assert len(again.listed) == PAGES
+    assert queued_bytes(out)[0] == [alive]  # the killed run's went; another process's, still running, stays
