@@ -74,6 +74,7 @@ WARNINGS: dict[str, str] = {
     "canonical-redirects-back": "a page whose canonical redirects back to it (a server adding the trailing "
     "slash the canonical lacks): listed as its own canonical, as search engines index it",
     "render-fetch": "a request of a rendered page refused (another origin, a method, a type) or failed",
+    "list-invalid": "list mode (--urls): a line of the list that is no http(s) URL, with its number",
 }
 
 

@@ -227,6 +227,8 @@ SITEMAP_PUBLISH = None  # s3://BUCKET/PREFIX: the set is also mirrored there fro
 SITEMAP_S3_ENDPOINT_URL = None  # an S3-compatible service (default: AWS); credentials: boto3's default chain
 SITEMAP_UPDATE_ADD: list[str] = []  # `sitemap-crawler update --add`: fetch only these URLs
 SITEMAP_UPDATE_REMOVE: list[str] = []  # `sitemap-crawler update --remove`: drop these URLs
+SITEMAP_URLS_FILE = None  # list mode: judge only the URLs of this file, one per line ("-": stdin)
+SITEMAP_LIST_FOLLOW = False  # list mode: follow the links of the listed pages too
 # Staging audit (SPEC S7).
 SITEMAP_PRODUCTION_URL = None  # write locs on this origin instead of the crawled one (host rewrite)
 SITEMAP_STAGING_USER = None  # HTTP basic auth for the staging origin only (or $SITEMAP_STAGING_USER)

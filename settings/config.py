@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy.settings import BaseSettings
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore
 from crawler.page.languages import news_language
@@ -96,6 +96,8 @@ class SitemapConfig:
     delta_rotate: int
     update_add: tuple[str, ...]
     update_remove: tuple[str, ...]
+    urls_file: str | None  # list mode (--urls FILE, "-": stdin): only the URLs in it are judged
+    list_follow: bool  # list mode: their links are followed too (--follow)
     audit: Audit
     distributed: Distributed | None
     render: Render
@@ -105,6 +107,11 @@ class SitemapConfig:
     def updating(self) -> bool:
         """An event-driven update: only some URLs are fetched or dropped."""
         return bool(self.update_add or self.update_remove)
+
+    @property
+    def follows_links(self) -> bool:
+        """Whether pages lead to more pages: not in an update, nor in list mode without --follow."""
+        return not self.updating and (self.urls_file is None or self.list_follow)
 
     @property
     def layout(self) -> SetLayout:
@@ -156,7 +163,7 @@ class SitemapConfig:
             gzip_level=whole_number(settings, "SITEMAP_GZIP_LEVEL"),
             max_urls_per_file=whole_number(settings, "SITEMAP_MAX_URLS_PER_FILE"),
             max_bytes_per_file=whole_number(settings, "SITEMAP_MAX_BYTES_PER_FILE"),
-            max_pages=whole_number(settings, "SITEMAP_MAX_PAGES"),
+            max_pages=_max_pages(scrapy_settings, settings),
             max_depth=whole_number(settings, "SITEMAP_MAX_DEPTH"),
             max_url_length=whole_number(settings, "SITEMAP_MAX_URL_LENGTH"),
             max_query_variants=whole_number(settings, "SITEMAP_MAX_QUERY_VARIANTS"),
@@ -206,6 +213,8 @@ class SitemapConfig:
             update_remove=tuple(
                 _absolute_url("--remove", u, strip) for u in strings(settings, "SITEMAP_UPDATE_REMOVE")
             ),
+            urls_file=str(settings.get("SITEMAP_URLS_FILE") or "") or None,
+            list_follow=settings.getbool("SITEMAP_LIST_FOLLOW"),
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
             render=read_render(settings, start_url),
@@ -324,3 +333,14 @@ def _news_language(value: object) -> str | None:
     if code is None:
         raise ValueError(f"SITEMAP_NEWS_LANGUAGE: {value!r} is not an ISO 639 language code")
     return code
+
+
+def _max_pages(given: BaseSettings, settings: BaseSettings) -> int:
+    """The page budget: in list mode (``--urls``) the list is the budget, unless the user gives
+    one (any layer above the project's defaults)."""
+    if (
+        settings.get("SITEMAP_URLS_FILE")
+        and (given.getpriority("SITEMAP_MAX_PAGES") or 0) <= SETTINGS_PRIORITIES["project"]
+    ):
+        return 0
+    return whole_number(settings, "SITEMAP_MAX_PAGES")

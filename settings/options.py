@@ -49,6 +49,8 @@ OPTION_SETTINGS = {
     "state": "SITEMAP_STATE_PATH",
     "use_state": "SITEMAP_STATE",
     "resume": "SITEMAP_RESUME",
+    "urls": "SITEMAP_URLS_FILE",
+    "follow": "SITEMAP_LIST_FOLLOW",
     "fingerprint_ignore": "SITEMAP_FINGERPRINT_IGNORE",
     "shard_strategy": "SITEMAP_SHARD_STRATEGY",
     "shard_section": "SITEMAP_SHARD_SECTIONS",

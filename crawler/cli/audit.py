@@ -103,6 +103,8 @@ def run_audit(args: argparse.Namespace) -> int:
         raise UsageError("audit records every link in one process: run it without --distributed or --workers")
     if settings.getbool("SITEMAP_CHECK_PUBLISHED"):
         raise UsageError("an audit's set is not published: run `sitemap-crawler check URL` once it is deployed")
+    if settings.get("SITEMAP_URLS_FILE") or settings.getbool("SITEMAP_LIST_FOLLOW"):
+        raise UsageError("--urls (list mode) is crawl's: an audit explains the site it crawls from the start URL")
     if "SITEMAP_OUTPUT_DIR" not in origins:
         settings.set("SITEMAP_OUTPUT_DIR", "audit", priority="cmdline")
     out = Path(str(settings.get("SITEMAP_OUTPUT_DIR")))

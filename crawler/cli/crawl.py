@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import time
@@ -197,6 +198,23 @@ def _noted(received: list[int], original: Any, signum: int, frame: Any) -> None:
     original(signum, frame)
 
 
+def check_list_mode(config: SitemapConfig, command: str, workers: int) -> None:
+    """List mode (``--urls FILE``) is a crawl of its own: the file readable, no other way of
+    finding URLs with it."""
+    if config.urls_file is None:
+        if config.list_follow:
+            raise UsageError("--follow is list mode's: give --urls FILE too")
+        return
+    for clash, given in (("update", command == "update"), ("--resume", config.resume)):
+        if given:
+            raise UsageError(f"--urls (list mode) and {clash} cannot be combined: the list says which URLs to fetch")
+    if config.distributed is not None or workers:
+        raise UsageError("--urls (list mode) runs in one process: run it without --distributed or --workers")
+    path = Path(config.urls_file)
+    if config.urls_file != "-" and (not path.exists() or path.is_dir() or not os.access(path, os.R_OK)):
+        raise UsageError(f"--urls {config.urls_file}: no readable file there")
+
+
 def run_crawl_command(args: argparse.Namespace) -> int:
     """``crawl`` or ``update``: 0 when a sitemap set was published, 1 when not."""
     if args.command == "update" and not args.add and not args.remove:
@@ -205,6 +223,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
     config = effective_config(settings, origins)
     if args.command == "update" and (config.distributed is not None or settings.getint("SITEMAP_WORKERS")):
         raise UsageError("update reads and writes the state store in one process: run it without --distributed")
+    check_list_mode(config, args.command, settings.getint("SITEMAP_WORKERS"))
     if getattr(args, "check_wait", None) is not None and not config.check_published:
         raise UsageError("--check-wait is how long --check-published tries again: give --check-published too")
     check_writable(config.output_dir, "output folder")

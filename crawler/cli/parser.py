@@ -302,6 +302,12 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", default=None, help="continue the interrupted last run")
     parser.add_argument(
+        "--urls", metavar="FILE", help="list mode: judge only the URLs in FILE, one per line (-: stdin), not links"
+    )
+    parser.add_argument(
+        "--follow", action="store_true", default=None, help="list mode: follow the listed pages' links too"
+    )
+    parser.add_argument(
         "--fingerprint-ignore", action="append", metavar="SELECTOR", help="CSS/XPath of volatile page parts"
     )
     parser.add_argument(

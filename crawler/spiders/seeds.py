@@ -89,8 +89,8 @@ class SitemapSeeds(Spider):
             return
         if not self.ignore_robots_rules:
             self.robots = robotparser
-        if self.mode is RunMode.UPDATE:
-            return
+        if not self.config.follows_links:
+            return  # an update, or list mode: the URLs given only
         named = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
         context_of(self.crawler).result.robots_sitemaps = [normalize_or_raw(url) for url in named[:MAX_SITEMAP_FILES]]
         seeds = [*named, *self.extra_sitemaps]

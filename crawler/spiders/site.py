@@ -33,6 +33,7 @@ from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
+from crawler.spiders.url_list import listed_urls
 from crawler.state.store import UNKNOWN
 from crawler.stats import Stat, key, limit
 from crawler.urls import normalize_or_raw, normalize_url
@@ -82,13 +83,8 @@ class SiteSpider(SitemapSeeds):
         spider.sitemaps_pending = 0
         spider.held = {}
         config = spider.config
-        spider.frontier = Frontier(
-            config.max_pages,
-            config.max_depth,
-            config.max_url_length,
-            config.max_query_variants,
-            config.max_not_requested,
-        )
+        limits = (config.max_pages, config.max_depth, config.max_url_length, config.max_query_variants)
+        spider.frontier = Frontier(*limits, config.max_not_requested)
         spider.leads_to = Leads()
         spider.robots = None
         spider.hosts = config.audit.hosts
@@ -112,20 +108,27 @@ class SiteSpider(SitemapSeeds):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        for output in self.first_outputs():
+            yield output
+
+    def first_outputs(self) -> Iterator[Request | PageFacts]:
+        """The start URL; an update's URLs; list mode's (read as the crawl asks); or a resumed frontier."""
         if self.mode is RunMode.UPDATE:
             for url in self.config.update_remove:
                 self.seen.add(url)
                 yield PageFacts(url=url, error=Reason.REMOVED, detail="removed by update")
             for url in self.config.update_add:
-                for output in self.follow_url(url, depth=0, referrer=None):
-                    yield output
-            return
-        if self.mode is RunMode.RESUME:
-            for output in self.resume():
-                yield output
-            return
-        for item in self.follow_url(self.config.start_url, depth=0, referrer=None):
-            yield item
+                yield from self.follow_url(url, depth=0, referrer=None)
+        elif self.mode is RunMode.RESUME:
+            yield from self.resume()
+        elif self.config.urls_file:
+            for url, why in listed_urls(self.config.urls_file, self.config.start_url):
+                if why is None:
+                    yield from self.follow_url(url, depth=0, referrer=None)
+                else:
+                    self.crawler.signals.send_catch_log(signal=url_warning, url=url, code="list-invalid", detail=why)
+        else:
+            yield from self.follow_url(self.config.start_url, depth=0, referrer=None)
 
     def resume(self) -> Iterator[Request | PageFacts]:
         """Continue an interrupted run: URLs it already handled are replayed
@@ -291,8 +294,8 @@ class SiteSpider(SitemapSeeds):
         return [(url, depth) for url in urls if url not in known]
 
     def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
-        if self.mode is RunMode.UPDATE:
-            return  # an update fetches the URLs it was given, nothing else
+        if not self.config.follows_links:
+            return  # an update, or list mode, fetches the URLs it was given, nothing else
         if self.frontier.counting_only:
             # Past the budget a link costs a count: one set lookup (a known URL is not counted),
             # no normalisation, no check, no call per link.
@@ -304,12 +307,8 @@ class SiteSpider(SitemapSeeds):
             yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
 
     def headers_received(self, headers: Headers, body_length: int, request: Request, spider: Spider) -> None:
-        """Skip the body of a page that is not HTML: status and headers decide.
-
-        A PDF or video is judged on its Content-Type alone, so it costs one
-        round trip and no download (compressed bodies are left alone, since a
-        truncated one cannot be decoded).
-        """
+        """Skip the body of a page that is not HTML: a PDF or video is judged on its Content-Type
+        alone, one round trip and no download (a compressed body is read: a cut one cannot be)."""
         if request.callback != self.parse or headers.get(b"Content-Encoding"):
             return
         content_type = headers.get(b"Content-Type")
