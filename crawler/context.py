@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crawler.results import CrawlResult
+from crawler.urls import UrlSet
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class CrawlContext:
         self.result = CrawlResult()
         #: The page requests made whose item has not yet passed the pipelines, when a component
         #: asks for them (the duplicates pipeline: the simpler of two copies is kept).
-        self.in_flight: set[str] | None = None
+        self.in_flight: UrlSet | None = None
         self._run_state: RunState | None = None
         self._opened = False
 

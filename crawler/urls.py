@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_STRIP_PARAMS",
     "UNFOLLOWABLE_SCHEMES",
     "QueryParamFilter",
+    "UrlSet",
     "normalize_or_raw",
     "normalize_url",
     "resolve_link",
@@ -234,3 +235,26 @@ def site_root(url: str) -> str:
     """``scheme://host[:port]/`` of a normalised URL."""
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, "/", "", ""))
+
+
+class UrlSet:
+    """A set of URLs kept as their 64-bit hashes (about 60 bytes a URL, not 135 for the string
+    and its slot): the crawl's seen and in-flight sets grow with the site. Two URLs of one
+    hash (odds about 1 in 10 million for a million URLs) would be taken for one."""
+
+    __slots__ = ("_hashes",)
+
+    def __init__(self) -> None:
+        self._hashes: set[int] = set()
+
+    def add(self, url: str) -> None:
+        self._hashes.add(hash(url))
+
+    def discard(self, url: str) -> None:
+        self._hashes.discard(hash(url))
+
+    def __contains__(self, url: object) -> bool:
+        return hash(url) in self._hashes
+
+    def __len__(self) -> int:
+        return len(self._hashes)

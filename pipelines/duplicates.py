@@ -30,6 +30,7 @@ from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
 from crawler.state.store import Unknown
+from crawler.urls import UrlSet
 
 if TYPE_CHECKING:
     from typing import Self
@@ -52,11 +53,11 @@ def _page(item: PageFacts) -> tuple[str, str, list[str], list[str]] | None:
 
 
 class DuplicatePipeline:
-    def __init__(self, keep: bool, state: RunState | None, in_flight: set[str] | None = None):
+    def __init__(self, keep: bool, state: RunState | None, in_flight: UrlSet | None = None):
         self.keep = keep
         self.state = state
         self.duplicates = Duplicates()
-        self.in_flight = in_flight if in_flight is not None else set()
+        self.in_flight = in_flight if in_flight is not None else UrlSet()
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._waiting = 0
 
@@ -65,7 +66,7 @@ class DuplicatePipeline:
         context = context_of(crawler)
         keep = context.config.keep_duplicates
         if not keep and context.in_flight is None:
-            context.in_flight = set()  # the spider adds the page requests it makes
+            context.in_flight = UrlSet()  # the spider adds the page requests it makes
         pipeline = cls(keep, RunState.of(crawler), context.in_flight)
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(pipeline.item_done, signal=signal)

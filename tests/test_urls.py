@@ -163,3 +163,14 @@ def test_links_joined_against_the_folder_resolve_as_against_the_page() -> None:
     for base in bases:
         for href in hrefs:
             assert resolve_link(base, href) == urljoin(base, href.strip()), (base, href)
+
+
+def test_a_url_set_holds_urls_by_their_hash() -> None:
+    from crawler.urls import UrlSet
+
+    seen = UrlSet()
+    seen.add("https://www.example.com/a")
+    assert "https://www.example.com/a" in seen and "https://www.example.com/b" not in seen
+    assert "".join(["https://www.example.com/", "a"]) in seen  # an equal string, another object
+    seen.discard("https://www.example.com/a")
+    assert "https://www.example.com/a" not in seen and len(seen) == 0

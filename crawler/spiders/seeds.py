@@ -31,7 +31,7 @@ from crawler.protocol import MAX_BYTES
 from crawler.reasons import Reason
 from crawler.signals import url_warning
 from crawler.stats import Stat
-from crawler.urls import normalize_or_raw, normalize_url, resolve_link, site_root
+from crawler.urls import UrlSet, normalize_or_raw, normalize_url, resolve_link, site_root
 
 if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
@@ -65,7 +65,7 @@ class SitemapSeeds(Spider):
 
     config: SitemapConfig
     scope: Scope
-    seen: set[str]
+    seen: UrlSet
     sitemap_files: int
     sitemaps_pending: int  # seed sitemaps scheduled and not yet read
     held: dict[str, PageFacts]  # links over the query-variant cap, until the site's sitemaps are read

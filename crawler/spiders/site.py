@@ -10,8 +10,7 @@ Request is built, which is where a crawler spends its CPU.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
-from collections.abc import Set as AbstractSet
+from collections.abc import AsyncIterator, Container, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -36,7 +35,7 @@ from crawler.spiders.seeds import SitemapSeeds
 from crawler.spiders.url_list import listed_urls
 from crawler.state.store import UNKNOWN
 from crawler.stats import Stat, key, limit
-from crawler.urls import normalize_or_raw, normalize_url
+from crawler.urls import UrlSet, normalize_or_raw, normalize_url
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ class SiteSpider(SitemapSeeds):
     context: CrawlContext
     scope: Scope
     robots_agent: str
-    seen: set[str]  # raw and normalised spellings of every URL already handled
+    seen: UrlSet  # raw and normalised spellings of every URL already handled
     sitemap_files: int
     state: RunState | None
     mode: RunMode
@@ -78,7 +77,7 @@ class SiteSpider(SitemapSeeds):
         spider.config = spider.context.config
         spider.scope = Scope(spider.config.start_url)
         spider.robots_agent = robots_user_agent(crawler)
-        spider.seen = set()
+        spider.seen = UrlSet()
         spider.sitemap_files = 0
         spider.sitemaps_pending = 0
         spider.held = {}
@@ -287,7 +286,7 @@ class SiteSpider(SitemapSeeds):
             urls += facts.links
         return urls, facts.depth + 1
 
-    def targets(self, facts: PageFacts, known: AbstractSet[str] = frozenset()) -> list[tuple[str, int]]:
+    def targets(self, facts: PageFacts, known: Container[str] = frozenset()) -> list[tuple[str, int]]:
         """(URL, depth) of what a page leads to, leaving out the *known* ones
         first, since on most pages nearly all links are."""
         urls, depth = self.leads(facts)
