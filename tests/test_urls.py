@@ -171,6 +171,7 @@ def test_a_url_set_holds_urls_by_their_hash() -> None:
     seen = UrlSet()
     seen.add("https://www.example.com/a")
     assert "https://www.example.com/a" in seen and "https://www.example.com/b" not in seen
-    assert "".join(["https://www.example.com/", "a"]) in seen  # an equal string, another object
+    built = "https://www.example.com/" + "a".upper().lower()  # an equal string, another object
+    assert built in seen
     seen.discard("https://www.example.com/a")
     assert "https://www.example.com/a" not in seen and len(seen) == 0
