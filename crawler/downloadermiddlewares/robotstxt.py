@@ -19,20 +19,20 @@ Crawl-delay (politeness, not a rule of access) is kept.
 
 Each URL is matched once (a match against a 500 KiB robots.txt costs
 milliseconds): the spider matches a link before it builds its Request, and
-:class:`SiteRules` remembers that very Request object, so the middleware
-lets it pass without a second match. The memo is keyed by object identity
-and holds its keys weakly: it can only name a request this process built
-after these rules allowed its URL, and it shrinks as requests go. A request
-read back from Redis or a disk queue, or a retry's copy, is another object
-and is matched again.
+:class:`SiteRules` marks that request with a MAC of its URL and agent under a
+key it drew at random, so the middleware lets it pass without a second match,
+even after it waited in the disk frontier. Only these rules in this process
+can make a mark they accept; a request read back from Redis, or a retry's
+copy (the mark is taken off when used), is matched again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
@@ -73,6 +73,9 @@ def robots_user_agent(crawler: Crawler) -> str:
     return robots_agent_of(crawler.settings)
 
 
+VOUCH = "robots_vouch"  # meta key: the spider's match allowed this URL (see SiteRules.vouch)
+
+
 def robots_agent_of(settings: BaseSettings) -> str:
     """:func:`robots_user_agent` from settings alone (before any crawler exists)."""
     return str(settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT"))
@@ -82,13 +85,15 @@ class SiteRules(RobotParser):
     """Protego's rules for one origin (parsed as Scrapy's own Protego parser does: UTF-8, a BOM
     and undecodable bytes ignored), the sitemaps they name, and the requests they have already
     allowed. A vouch counts only for the URL the last match allowed, so only a decision these
-    rules made spares the middleware its match.
+    rules made spares the middleware its match. It travels in the request's meta (the frontier
+    may wait on disk, where the Request object is rebuilt) as a MAC under a key these rules drew
+    at random: an entry written by another process or for another URL or agent claims nothing.
     """
 
     def __init__(self, robotstxt_body: bytes):
         self.rules = parse_robots(robotstxt_body)
         self._last: tuple[str, str] | None = None  # the URL and agent allowed by the last match
-        self._vouched: WeakKeyDictionary[Request, str] = WeakKeyDictionary()  # request -> agent
+        self._key = os.urandom(16)  # known to this process and these rules alone
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
@@ -111,12 +116,16 @@ class SiteRules(RobotParser):
     def vouch(self, request: Request) -> None:
         """*request* was just built for the URL the last match allowed: it needs no second match."""
         if self._last is not None and self._last[0] == request.url:
-            self._vouched[request] = self._last[1]
+            request.meta[VOUCH] = self._mac(request.url, self._last[1])
         self._last = None
 
     def vouched(self, request: Request, user_agent: str) -> bool:
-        """Whether *request* was vouched for, for *user_agent* (once: the memo forgets it)."""
-        return self._vouched.pop(request, None) == user_agent
+        """Whether *request* was vouched for, for *user_agent* (once: the vouch is taken off)."""
+        vouch = request.meta.pop(VOUCH, None)
+        return isinstance(vouch, str) and hmac.compare_digest(vouch, self._mac(request.url, user_agent))
+
+    def _mac(self, url: str, user_agent: str) -> str:
+        return hmac.new(self._key, f"{user_agent}\n{url}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def _pass_on(rules: SiteRules, waiter: Deferred[SiteRules]) -> SiteRules:
