@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from crawler.modes import RunMode
 
@@ -37,6 +37,17 @@ class NotPublished(StrEnum):
     EXPORT_FAILED = "export-failed"
     #: The set would lose more of its URLs than --max-shrink allows.
     SHRINK = "shrink"
+
+
+class MediaCounts(NamedTuple):
+    """The media of the set written (an update's carried URLs too): image and video entries, and
+    the site's own images (on so many listed pages that they are a logo): distinct ones and the
+    image entries left out."""
+
+    images: int
+    videos: int
+    site_wide: int
+    left_out: int
 
 
 @dataclass(slots=True)
@@ -67,9 +78,7 @@ class ExportResult:
     changes: ChangeCounts | None = None  # what this run changed in the listed set (with a state store)
     changes_path: Path | None = None
     added: list[str] = field(default_factory=list)  # the first URLs this run added (for the check)
-    #: Images on so many listed pages that they are the site's (a logo): distinct ones, and the
-    #: image entries that left out.
-    site_wide_images: tuple[int, int] = (0, 0)
+    media: MediaCounts = field(default_factory=lambda: MediaCounts(0, 0, 0, 0))
 
     @property
     def published(self) -> bool:

@@ -193,7 +193,7 @@ class SitemapExportPipeline:
             image_max_pages=config.image_max_pages,
             warn=self.warn,
             max_bytes=layout.entry_max_bytes,
-            site_wide=partial(setattr, result, "site_wide_images"),
+            media=partial(setattr, result, "media"),
         )
         if state is None:
             pairs = with_rules(self.spool, self.spool, in_scope)

@@ -212,6 +212,13 @@ def test_an_image_on_most_pages_is_the_sites_and_not_listed(site: AppSite, tmp_p
     listed = images(tmp_path / "out")
     assert sorted(listed) == sorted(f"{origin}photo-{n}.jpg" for n in range(24))
     assert "Left out 1 site-wide image (logos, social cards)" in result.process.stderr
+    assert "With 24 images" in result.process.stderr
+    # An update that fetches nothing counts the set it publishes, carried URLs included.
+    update = run_cli("update", origin, "--out", str(tmp_path / "out"), "-q", "--remove", f"{origin}p0")
+    assert update.returncode == 0, update.stderr
+    assert len(images(tmp_path / "out")) == 23
+    assert "With 23 images" in update.stderr and "Left out 1 site-wide image" in update.stderr
+    assert "24 URLs kept from the last run without a fetch" in update.stderr
     crawl(origin, tmp_path / "every", "--image-max-pages", "0")
     assert len(images(tmp_path / "every")) == 24 + 25
 

@@ -37,10 +37,10 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     lines.extend(limit_lines(stats, config))
     lines.extend(render_lines(stats))
     export = result.export
-    site_wide, left_out = export.site_wide_images
+    site_wide = export.media.site_wide
     media = [
-        (stats.get(Stat.IMAGES_LISTED, 0) - left_out, "images"),
-        (stats.get(Stat.VIDEOS_LISTED, 0), "videos"),
+        (export.media.images, "images"),
+        (export.media.videos, "videos"),
         (export.news_urls, "news articles in the last two days"),
     ]
     if any(count for count, _ in media):
@@ -91,6 +91,7 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
         lines.append(
             f"Run {result.run}{resumed}: {stats.get(Stat.NOT_MODIFIED, 0)} unchanged pages answered 304,"
             f" {len(written)} of {len(files)} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
+            + (f", {export.carried} URLs kept from the last run without a fetch" if export.carried else "")
         )
     if export.changes is not None:
         said = export.changes.words() or "nothing"

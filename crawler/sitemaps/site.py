@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from crawler.page.news import is_recent
+from crawler.results import MediaCounts
 from crawler.sitemaps.clusters import resolve_cluster
 from crawler.sitemaps.entries import URLSET_CLOSE, URLSET_OPEN, NewsEntry, UrlEntry
 from crawler.sitemaps.spool import SpooledUrl, UrlSpool
@@ -95,13 +96,13 @@ def site_entries(
     image_max_pages: int | None,
     warn: Warn,
     max_bytes: int,
-    site_wide: Callable[[tuple[int, int]], None] = lambda counts: None,
+    media: Callable[[MediaCounts], None] = lambda counts: None,
 ) -> Iterator[tuple[SpooledUrl, UrlEntry]]:
-    """Spooled entries with the whole-site rules applied, in the order given; *site_wide* is told,
-    once they are all given, how many images were left out as the site's, and from how many entries."""
+    """Spooled entries with the whole-site rules applied, in the order given; *media* is told,
+    once they are all given, how many images and videos they list and which images were the site's."""
     limit = image_page_limit(image_max_pages, len(spool))
     popular = spool.popular_images(limit) if limit else set()
-    left_out = 0
+    left_out = images = videos = 0
     for spooled in spooled_urls:
         entry = spooled.entry
         if entry.alternates:
@@ -117,8 +118,9 @@ def site_entries(
         if note:
             warn(entry.loc, "entry-cut" if fitted else "entry-too-big", note)
         if fitted is not None:
+            images, videos = images + len(fitted.images), videos + len(fitted.videos)
             yield spooled, fitted
-    site_wide((len(popular), left_out))
+    media(MediaCounts(images, videos, len(popular), left_out))
 
 
 def news_entries(spool: UrlSpool, publication: str, now: datetime) -> Iterator[UrlEntry]:
