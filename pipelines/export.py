@@ -212,9 +212,7 @@ class SitemapExportPipeline:
         """An update keeps a URL it did not touch exactly as it was written last time."""
         assert self.spool is not None
         url, lastmod, stored, group = carried
-        facts = PageFacts.from_dict({**stored, "url": url})
-        entry = UrlEntry(url, lastmod, tuple(facts.alternates), tuple(facts.images), tuple(facts.videos))
-        self.spool.add(entry, facts.news.to_dict() if facts.news else None, group)
+        self.spool.add_stored(url, lastmod, stored, group)
 
     def _report_removals(self, state: RunState, result: ExportResult) -> None:
         """URLs the last published run listed that this one does not, and why."""

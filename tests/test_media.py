@@ -9,7 +9,7 @@ import pytest
 from lxml import etree
 
 from crawler.protocol import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
-from tests.conftest import CrawlResult, crawl
+from tests.conftest import CrawlResult, crawl, run_cli
 from tests.server import SiteServer
 
 NS = {"s": SITEMAP_NS, "image": IMAGE_NS, "video": VIDEO_NS, "news": NEWS_NS, "xhtml": XHTML_NS}
@@ -204,3 +204,36 @@ def test_extensions_can_be_turned_off(tmp_path: Path) -> None:
     assert "<image:image>" not in text and "<video:video>" not in text and "<xhtml:link" not in text
     assert not list((tmp_path / "out").glob("sitemap-news-*"))  # no --news-name: no news sitemap
     assert len(result.listed) == 12
+
+
+def test_an_update_keeps_the_media_of_the_urls_it_carries(tmp_path: Path) -> None:
+    """URLs an update does not fetch come back from the state store with every extension:
+    images, videos, hreflang alternates (their clusters still resolve) and news."""
+    server = SiteServer(sites={"127.0.0.1": "media"}).start()
+    out = tmp_path / "public"
+
+    def written() -> dict[str, bytes]:
+        entries = {}
+        for path in sorted(out.glob("sitemap-*.xml")):
+            for url in etree.parse(str(path)).getroot().iterfind("s:url", NS):
+                entries[f"{path.name}:{url.findtext('s:loc', namespaces=NS)}"] = etree.tostring(url, method="c14n")
+        return entries
+
+    try:
+        first = crawl(server.url(), out, "--news-name", "The Test Times", "--image-max-pages", "5")
+        assert first.code == 0, first.process.stderr
+        before = written()
+        server.reset()
+        gone = server.url("/many-images.html")
+        update = run_cli("update", server.url(), "--out", str(out), "-q", "--news-name", "The Test Times",
+                         "--image-max-pages", "5", "--remove", gone)  # fmt: skip
+        assert update.returncode == 0, update.stderr
+        assert server.paths() == []  # nothing was fetched: robots.txt is asked for with a page
+    finally:
+        server.stop()
+    after = written()
+    assert after == {key: element for key, element in before.items() if not key.endswith(f":{gone}")}
+    kept = b"".join(after.values())
+    assert b"<image:image>" in kept and b"<video:video>" in kept and b"<xhtml:link" in kept
+    assert b"<news:news>" in kept and len(after) == len(before) - 1
+    assert run_cli("validate", str(out)).returncode == 0

@@ -113,7 +113,7 @@ def site_entries(
         if popular and entry.images:
             kept = tuple(i for i in entry.images if i not in popular)
             left_out += len(entry.images) - len(kept)
-            entry = replace(entry, images=kept)
+            entry = UrlEntry(entry.loc, entry.lastmod, entry.alternates, kept, entry.videos, entry.news)
         fitted, note = fit(entry, max_bytes)
         if note:
             warn(entry.loc, "entry-cut" if fitted else "entry-too-big", note)

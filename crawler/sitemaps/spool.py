@@ -10,13 +10,13 @@ pages.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from crawler.page.videos import Video
+from crawler.records import decode, encode
 from crawler.sitemaps.entries import UrlEntry
 
 __all__ = ["SpooledUrl", "UrlSpool"]
@@ -52,24 +52,42 @@ class UrlSpool:
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.executescript(_SCHEMA)
-        self._entries: list[tuple[str, str | None, str | None, str]] = []
+        self._entries: list[tuple[str, str | None, bytes | None, str]] = []
         self._alternates: list[tuple[str, str, str]] = []
         self._images: list[tuple[str, str]] = []
 
     def add(self, entry: UrlEntry, news: dict[str, Any] | None = None, group: str = "") -> None:
-        data = None
-        if entry.images or entry.videos or entry.alternates or news:
-            extra = {
-                "alternates": entry.alternates,
-                "images": entry.images,
-                "videos": [v.to_dict() for v in entry.videos],
-                "news": news,
-            }
-            data = json.dumps(extra, separators=(",", ":"))
-        self._entries.append((entry.loc, entry.lastmod, data, group))
-        self._alternates.extend((entry.loc, tag, href) for tag, href in entry.alternates)
+        videos = [v.to_dict() for v in entry.videos]
+        self._add(
+            entry.loc, entry.lastmod, group, alternates=entry.alternates, images=entry.images, videos=videos, news=news
+        )
+
+    def add_stored(self, loc: str, lastmod: str | None, facts: dict[str, Any], group: str = "") -> None:
+        """A URL from the facts the state store keeps (``PageFacts.to_dict``): an update's carried
+        URLs go straight in, without a round trip through the item (a tenth of the export's time)."""
+        alternates = [(str(tag), str(href)) for tag, href in facts.get("alternates") or ()]
+        images = [str(image) for image in facts.get("images") or ()]
+        videos = list(facts.get("videos") or ())
+        self._add(loc, lastmod, group, alternates=alternates, images=images, videos=videos, news=facts.get("news"))
+
+    def _add(
+        self,
+        loc: str,
+        lastmod: str | None,
+        group: str,
+        *,
+        alternates: Sequence[tuple[str, str]],
+        images: Sequence[str],
+        videos: list[dict[str, Any]],
+        news: dict[str, Any] | None,
+    ) -> None:
+        data: bytes | None = None
+        if images or videos or alternates or news:
+            data = encode({"alternates": alternates, "images": images, "videos": videos, "news": news})
+        self._entries.append((loc, lastmod, data, group))
+        self._alternates.extend((loc, tag, href) for tag, href in alternates)
         if self.count_images:
-            self._images.extend((image, entry.loc) for image in entry.images)
+            self._images.extend((image, loc) for image in images)
         if len(self._entries) >= _BATCH:
             self._flush()
 
@@ -111,11 +129,10 @@ class UrlSpool:
                 return
             with self._db:
                 self._db.execute("BEGIN")
-                for loc, group in rows:
-                    new_group, shard, position = place(str(loc), str(group))
-                    self._db.execute(
-                        "UPDATE entry SET grp = ?, shard = ?, pos = ? WHERE loc = ?", (new_group, shard, position, loc)
-                    )
+                self._db.executemany(
+                    "UPDATE entry SET grp = ?, shard = ?, pos = ? WHERE loc = ?",
+                    ((*place(str(loc), str(group)), loc) for loc, group in rows),
+                )
             last = str(rows[-1][0])
 
     def _select(self, order: str) -> Iterator[SpooledUrl]:
@@ -125,7 +142,7 @@ class UrlSpool:
             if data is None:
                 yield SpooledUrl(UrlEntry(loc, lastmod), None, group, shard or 0)
                 continue
-            extra = json.loads(data)
+            extra = decode(data)
             alternates = tuple((str(tag), str(href)) for tag, href in extra["alternates"])
             videos = tuple(Video.from_dict(v) for v in extra["videos"])
             entry = UrlEntry(loc, lastmod, alternates, tuple(extra["images"]), videos)

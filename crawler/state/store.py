@@ -13,7 +13,6 @@ during a crawl.
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import time
@@ -24,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from crawler.records import decode, encode
 from crawler.state.lock import StateLocked, StoreLock
 from crawler.state.schema import migrate
 
@@ -66,7 +66,7 @@ def _listing_columns(run: int, listing: Listing) -> dict[str, object]:
 def _decoded(url: str, blob: bytes) -> dict[str, Any] | None:
     """Stored facts, or ``None`` (with a warning) when the record does not decode."""
     try:
-        facts = json.loads(zlib.decompress(blob))
+        facts = decode(zlib.decompress(blob))
     except (zlib.error, ValueError, TypeError) as error:
         logger.warning("State store: the stored facts of %s do not decode (%s); it is fetched again", url, error)
         return None
@@ -236,7 +236,7 @@ class StateStore:
             columns.update(_listing_columns(run, listing))
         self.db.execute(_upsert(tuple(columns)), (url, now, *columns.values()))
         if facts is not None:
-            blob = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
+            blob = zlib.compress(encode(facts), 1)
             self.db.execute("INSERT OR REPLACE INTO page_facts VALUES (?, ?)", (url, blob))
         self.checkpoint()
 
