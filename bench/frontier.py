@@ -95,7 +95,7 @@ def crawl(name: str, url: str, run: Path, concurrency: int, timeout: float, *ext
         while not stop.is_set():
             if mb := rss_mb(process.pid):
                 samples.append((time.monotonic() - started, mb))
-            frontier_seen = frontier_seen or any(run.glob("out.frontier-*"))
+            frontier_seen = frontier_seen or any(run.glob("out.scratch-*"))
             stop.wait(0.5)
 
     def read() -> None:
@@ -138,7 +138,7 @@ def crawl(name: str, url: str, run: Path, concurrency: int, timeout: float, *ext
         "peak_rss_mb": round(max((mb for _, mb in samples), default=0), 1),
         "rss_mb_at": {f"{q}%": at(samples, wall * q / 100) for q in (25, 50, 75, 100)},
         "frontier_folder_seen": frontier_seen,
-        "frontier_folders_left": [p.name for p in run.glob("out.frontier-*")],
+        "frontier_folders_left": [p.name for p in run.glob("out.scratch-*")],
         "warnings": [line for line in (run / "stderr.log").read_text().splitlines() if _BAD.search(line)][:20],
     }
     if progress:

@@ -14,16 +14,18 @@ bytes at `/` and `/index.html` resolve `href="#top"` to each page itself, and a 
 is a link to itself in one of them only), and so are links that carry the page's own URL
 in their query string or extend its query string (``?p=5&replytocom=3`` on ``?p=5``).
 
-:class:`Duplicates` keeps the pages listed so far, two 16-byte keys each: a set of links is
+:class:`Duplicates` keeps the pages listed so far, two 32-byte keys each: a set of links is
 hashed as the XOR of its members' hashes, so "without the other page" is one XOR away and
-every comparison is a dictionary lookup, never a scan. The detail of the ``duplicate``
+every comparison is a lookup by key, never a scan. The detail of the ``duplicate``
 reason names the URL kept; the audit and the next run read it back with :func:`kept_of`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from urllib.parse import unquote
 
 __all__ = ["DUPLICATE_OF", "OWN_TEXT", "Duplicates", "duplicate_detail", "kept_of", "simpler_urls", "twins"]
@@ -90,23 +92,33 @@ def _keys(url: str, digest: str, images: Iterable[str], links: Iterable[str]) ->
 
 
 class Duplicates:
-    """The pages listed so far, by content and links (in memory: O(listed pages))."""
+    """The pages listed so far, by content and links: in an SQLite table at *path* (a scratch
+    file, about 100 bytes of disk a page and a bounded page cache in memory, whatever the size
+    of the site), or in memory without one."""
 
-    def __init__(self) -> None:
-        self._kept: dict[bytes, str] = {}
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path or ":memory:", isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=OFF")  # scratch: a crash loses nothing worth keeping
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute("CREATE TABLE IF NOT EXISTS kept (key BLOB PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
 
     def find(self, url: str, digest: str, images: Sequence[str], links: Sequence[str]) -> str | None:
         """The URL already kept that *url* duplicates, or ``None``."""
         for key in _keys(url, digest, images, links):
-            kept = self._kept.get(key)
-            if kept is not None and kept != url:
-                return kept
+            row = self._db.execute("SELECT url FROM kept WHERE key = ?", (key,)).fetchone()
+            if row is not None and row[0] != url:
+                return str(row[0])
         return None
 
     def remember(self, url: str, digest: str, images: Sequence[str], links: Sequence[str]) -> None:
         """*url* is the one kept for its content (listed now, or the last run's choice before it comes)."""
-        for key in _keys(url, digest, images, links):
-            self._kept.setdefault(key, url)
+        self._db.executemany(
+            "INSERT OR IGNORE INTO kept VALUES (?, ?)", ((key, url) for key in _keys(url, digest, images, links))
+        )
+
+    def close(self) -> None:
+        self._db.close()
 
 
 def twins(a: tuple[str, str, Sequence[str], Sequence[str]], b: tuple[str, str, Sequence[str], Sequence[str]]) -> bool:

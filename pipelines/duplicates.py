@@ -12,14 +12,16 @@ that was the duplicate of a URL listed last time, which still has the same conte
 stays the duplicate even if it comes first (should that URL not come back this run, the
 page is missing for one run; the next one lists it). ``--keep-duplicates`` turns it off.
 
-Memory: two 32-byte keys and the kept URL per listed page (:class:`~crawler.duplicates.Duplicates`),
-like Scrapy's dupefilter. In a
-shared crawl this pipeline runs in the exporter, where the items of every worker meet.
+The pages kept so far (two 32-byte keys and the URL each) wait in an SQLite table in the
+run's scratch folder (crawler/scratch.py), not in memory: about 270 bytes a listed page
+otherwise, a quarter of a gigabyte at a million. In a shared crawl this pipeline runs in the
+exporter, where the items of every worker meet.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -29,6 +31,7 @@ from crawler.duplicates import OWN_TEXT, Duplicates, duplicate_detail, kept_of, 
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
+from crawler.scratch import done_with, scratch_entry
 from crawler.state.store import Unknown
 from crawler.urls import UrlSet
 
@@ -53,10 +56,11 @@ def _page(item: PageFacts) -> tuple[str, str, list[str], list[str]] | None:
 
 
 class DuplicatePipeline:
-    def __init__(self, keep: bool, state: RunState | None, in_flight: UrlSet | None = None):
+    def __init__(self, keep: bool, state: RunState | None, in_flight: UrlSet | None = None, table: Path | None = None):
         self.keep = keep
         self.state = state
-        self.duplicates = Duplicates()
+        self.table = table
+        self.duplicates = Duplicates(table)
         self.in_flight = in_flight if in_flight is not None else UrlSet()
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._waiting = 0
@@ -67,10 +71,16 @@ class DuplicatePipeline:
         keep = context.config.keep_duplicates
         if not keep and context.in_flight is None:
             context.in_flight = UrlSet()  # the spider adds the page requests it makes
-        pipeline = cls(keep, RunState.of(crawler), context.in_flight)
+        table = None if keep else scratch_entry(context.config.output_dir, "duplicates.sqlite3")
+        pipeline = cls(keep, RunState.of(crawler), context.in_flight, table)
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(pipeline.item_done, signal=signal)
         return pipeline
+
+    def close_spider(self) -> None:
+        self.duplicates.close()
+        if self.table is not None:
+            done_with(self.table)
 
     def item_done(self, item: Any, **_: Any) -> None:
         """An item passed the pipelines (or was dropped): who waited for its URL goes on."""

@@ -66,7 +66,7 @@ WARN_ON_GENERATOR_RETURN_VALUE = False
 # Breadth-first, so a page limit keeps the pages closest to the home page:
 # the spider gives each request its depth and a priority of minus that depth.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-# Requests wait on disk (in OUT.frontier-PID, removed at the end), so memory does not grow
+# Requests wait on disk (in OUT.scratch-PID, removed at the end), so memory does not grow
 # with the site: about 1 KB a queued request otherwise.
 SCHEDULER = "crawler.schedulers.disk.DiskFrontierScheduler"
 SITEMAP_DISK_FRONTIER = True  # requests wait on disk beside the output folder (false: in memory)

@@ -1,6 +1,7 @@
-"""The frontier waits on disk (SPEC S13; issue 38): a real crawl queues its requests in its own
-folder beside the output folder while it runs, removes it when it ends, gives the set the
-in-memory frontier gives, and a folder left by a killed run is removed by the next one."""
+"""The frontier and the duplicate table wait on disk (SPEC S13; issue 38): a real crawl keeps
+its queued requests and the pages it kept in its own scratch folder beside the output folder
+while it runs, removes it when it ends, gives the set the in-memory frontier gives, and a
+folder left by a killed run is removed by the next one."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ PAGES = 120
 
 
 def queued_bytes(out: Path) -> tuple[list[Path], int]:
-    """The frontier folders beside *out*, and the bytes of the queue files in them."""
-    folders = sorted(out.parent.glob(f"{out.name}.frontier-*"))
-    return folders, sum(path.stat().st_size for folder in folders for path in folder.rglob("*") if path.is_file())
+    """The scratch folders beside *out*, and the bytes of the queue files in them."""
+    folders = sorted(out.parent.glob(f"{out.name}.scratch-*"))
+    queues = [path for folder in folders for path in (folder / "requests.queue").rglob("*") if path.is_file()]
+    return folders, sum(path.stat().st_size for path in queues)
 
 
 def test_requests_wait_on_disk_and_the_folder_goes_with_the_run(tmp_path: Path) -> None:
@@ -32,12 +34,14 @@ def test_requests_wait_on_disk_and_the_folder_goes_with_the_run(tmp_path: Path) 
         )  # fmt: skip
         site.wait_for(10)  # the home page answered: its 119 links are queued
         folders, size = queued_bytes(out)
+        entries = sorted(path.name for folder in folders for path in folder.iterdir())
         _, stderr = running.communicate(timeout=120)
         in_memory = crawl(site.url(), tmp_path / "memory", "--no-state", "--set", "SITEMAP_DISK_FRONTIER=false")
     finally:
         site.stop()
     assert running.returncode == 0, stderr
-    assert [folder.name for folder in folders] == [f"out.frontier-{running.pid}"]
+    assert [folder.name for folder in folders] == [f"out.scratch-{running.pid}"]
+    assert entries == ["duplicates.sqlite3", "requests.queue"]
     assert size > 50 * 100, size  # the waiting requests, pickled (about 300 bytes each)
     assert queued_bytes(out) == ([], 0)  # removed at the end
     assert check_set(out / "sitemap.xml", site.url().rstrip("/")) == []
@@ -51,7 +55,7 @@ def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -
     (its process is gone), and leaves alone one whose process still runs."""
     site = fan_site(tmp_path, PAGES, "User-agent: *\nAllow: /\n")
     out = tmp_path / "out"
-    alive = out.parent / f"out.frontier-{os.getpid()}"
+    alive = out.parent / f"out.scratch-{os.getpid()}"
     alive.mkdir()
     try:
         killed = subprocess.Popen(
@@ -65,7 +69,7 @@ def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -
         again = crawl(site.url(), out, "--no-state")
     finally:
         site.stop()
-    assert [folder.name for folder in left] == sorted([f"out.frontier-{killed.pid}", alive.name]) and size > 0
+    assert [folder.name for folder in left] == sorted([f"out.scratch-{killed.pid}", alive.name]) and size > 0
     assert again.process.returncode == 0, again.process.stderr
     assert len(again.listed) == PAGES
     assert queued_bytes(out)[0] == [alive]  # the killed run's went; another process's, still running, stays

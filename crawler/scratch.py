@@ -1,0 +1,70 @@
+"""The run's scratch folder: what a crawl keeps on disk instead of in memory while it runs
+(the frontier's queues, the duplicate table), so memory depends on the work in flight, not
+on the size of the site.
+
+``OUT.scratch-PID`` beside the output folder (never inside it: that folder is often served,
+and it is known to be writable, unlike a container's /tmp). Each user creates its own entry
+in it and removes it when done, and the last one out removes the folder. A folder left by a
+run that was killed (its process gone) is removed by the next run beside the same output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from contextlib import suppress
+from pathlib import Path
+
+from settings.checks import beside
+
+__all__ = ["done_with", "scratch_entry"]
+
+_PREFIX = "scratch-"
+
+
+def _folder(output_dir: Path, pid: int) -> Path:
+    return beside(output_dir, f"{_PREFIX}{pid}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def _remove_leftovers(output_dir: Path) -> None:
+    """The scratch folders of earlier runs beside *output_dir* whose process is gone (killed)."""
+    prefix = _folder(output_dir, 0).name.removesuffix("0")
+    for folder in _folder(output_dir, 0).parent.iterdir():
+        pid = folder.name.removeprefix(prefix)
+        if folder.name.startswith(prefix) and pid.isdigit() and not folder.is_symlink() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def scratch_entry(output_dir: Path, name: str) -> Path:
+    """A fresh path *name* in this run's scratch folder (what an earlier holder of this process
+    id left there is removed: an entry is never continued)."""
+    _remove_leftovers(output_dir)
+    folder = _folder(output_dir, os.getpid())
+    folder.mkdir(exist_ok=True)
+    entry = folder / name
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry)
+    else:
+        entry.unlink(missing_ok=True)
+    return entry
+
+
+def done_with(entry: Path) -> None:
+    """*entry* is no longer needed: removed, and its folder with it once empty."""
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        with suppress(OSError):
+            entry.unlink(missing_ok=True)
+    with suppress(OSError):  # not empty: another entry is still in use
+        entry.parent.rmdir()
