@@ -172,3 +172,17 @@ def test_link_alternates_that_can_never_be_listed_are_not_followed() -> None:
     page = parse_html(html, "http://e.com/")
     assert page.links == ["http://e.com/typed-html", "http://e.com/xhtml", "http://e.com/untyped", "http://e.com/de/"]
     assert page.alternates == [("de", "http://e.com/de/")]
+
+
+def test_own_chars_count_the_content_text_outside_links() -> None:
+    """Non-space characters of the content outside links: a link's text is not the page's own,
+    the text after a link is, and so is text in a link's ancestor around it."""
+    html = (
+        b"<html><body><nav><a href='/x'>Site menu text</a></nav><main><p>Own words <a href='/a'>link"
+        b" <b>bold</b></a> tail &amp; more</p><a href='/b'><span>nested <a href='/c'>inner</a></span></a>"
+        b"<script>var hidden = 1;</script></main></body></html>"
+    )
+    page = parse_html(html, "http://e.com/", digest_ignore=compile_ignore(DEFAULT_IGNORE))
+    assert page.own_chars == len("Ownwordstail&more")
+    links_only = b"<html><body><main><a href='/a'>one</a> <a href='/b'>two</a></main></body></html>"
+    assert parse_html(links_only, "http://e.com/", digest_ignore=Ignore()).own_chars == 0

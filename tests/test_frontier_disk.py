@@ -6,10 +6,16 @@ folder left by a killed run is removed by the next one."""
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+from scrapy import Request, Spider
+from scrapy.utils.request import request_from_dict
+
+from crawler.spiders.page_request import PageRequest
 from crawler.validate.sets import check_set
 from tests.conftest import CLI, crawl, sitemap_locs
 from tests.shared_crawl import fan_site
@@ -73,3 +79,29 @@ def test_the_folder_of_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -
     assert again.process.returncode == 0, again.process.stderr
     assert len(again.listed) == PAGES
     assert queued_bytes(out)[0] == [alive]  # the killed run's went; another process's, still running, stays
+
+
+class _Spider(Spider):
+    name = "pages"
+
+    def parse(self, response: object) -> None:
+        """A callback."""
+
+    def failed(self, failure: object) -> None:
+        """An errback."""
+
+
+def test_a_page_request_is_stored_as_scrapy_stores_it_and_read_back_the_same() -> None:
+    spider = _Spider()
+    request = PageRequest("http://e.com/a?b=1", callback=spider.parse, errback=spider.failed,
+                          meta={"depth": 2, "page": True}, priority=-2)  # fmt: skip
+    stored = request.to_dict(spider=spider)
+    assert stored == {**Request.to_dict(request, spider=spider), "_class": "crawler.spiders.page_request.PageRequest"}
+    assert stored["callback"] == "parse" and stored["errback"] == "failed"
+    again = request_from_dict(pickle.loads(pickle.dumps(stored)), spider=spider)
+    assert type(again) is PageRequest and again.callback == spider.parse and again.errback == spider.failed
+    assert (again.url, again.meta, again.priority) == (request.url, request.meta, request.priority)
+    # A callback that is not this spider's method takes Scrapy's own way: its answer, or its error.
+    assert PageRequest("http://e.com/", callback=_Spider().parse).to_dict(spider=spider)["callback"] == "parse"
+    with pytest.raises(ValueError, match="not an instance method"):
+        PageRequest("http://e.com/", callback=lambda response: None).to_dict(spider=spider)

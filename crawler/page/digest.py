@@ -83,7 +83,6 @@ _CHROME = etree.XPath(
     " or @role='contentinfo' or @role='search']"
     " | .//header[not(ancestor::article or ancestor::main)] | .//footer[not(ancestor::article or ancestor::main)]"
 )
-_LINK_TEXT = etree.XPath(".//a//text()")
 
 
 class ContentDigest(NamedTuple):
@@ -114,8 +113,8 @@ def content_digest(
             if isinstance(element, etree._Element):
                 element.clear(keep_tail=True)
     content, text = _content_text(body)
-    links = "".join(_LINK_TEXT(content)) if content is not None else ""
-    own_chars = len("".join(text.split())) - len("".join(links.split()))
+    etree.strip_elements(content, "a", with_tail=False)  # what is left is the text outside links
+    own_chars = len("".join(_text(content).split()))
     if ":" in text:  # every timestamp has one
         text = _TIMESTAMPS.sub("", text)
     text = " ".join(text.split())
@@ -123,14 +122,14 @@ def content_digest(
     digest.update((title or "").encode())
     digest.update(b"\0")
     digest.update(text.encode())
-    return ContentDigest(digest.hexdigest(), max(own_chars, 0))
+    return ContentDigest(digest.hexdigest(), own_chars)
 
 
 def _text(element: etree._Element) -> str:
     return str(etree.tostring(element, method="text", encoding=str, with_tail=False))
 
 
-def _content_text(body: etree._Element) -> tuple[etree._Element | None, str]:
+def _content_text(body: etree._Element) -> tuple[etree._Element, str]:
     """The element holding the page's own content (chrome cleared from it), and its text;
     the whole body's when a ``<main>`` has none (an application's empty shell)."""
     mains = [element for element in _MAIN(body) if isinstance(element, etree._Element)]

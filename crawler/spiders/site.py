@@ -30,6 +30,7 @@ from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
 from crawler.spiders.errors import failure_reason, render_failed
 from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
+from crawler.spiders.page_request import PageRequest
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
 from crawler.spiders.url_list import listed_urls
@@ -215,7 +216,7 @@ class SiteSpider(SitemapSeeds):
         frontier.reserve()
         if (flying := self.context.in_flight) is not None:
             flying.add(url)
-        request = Request(
+        request = PageRequest(
             url,
             callback=self.parse,
             errback=self.failed,
