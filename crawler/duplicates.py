@@ -101,6 +101,7 @@ class Duplicates:
         self._db = sqlite3.connect(path or ":memory:", isolation_level=None)
         self._db.execute("PRAGMA journal_mode=OFF")  # scratch: a crash loses nothing worth keeping
         self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute("PRAGMA locking_mode=EXCLUSIVE")  # this process's alone: no file lock per statement
         self._db.execute("CREATE TABLE IF NOT EXISTS kept (key BLOB PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
 
     def find(self, url: str, digest: str, images: Sequence[str], links: Sequence[str]) -> str | None:

@@ -97,8 +97,7 @@ class DuplicatePipeline:
         if page is None:
             return item
         kept = self.duplicates.find(*page)
-        if kept is None:  # a copy of a page kept already needs no wait
-            await self._simpler_first(item.url)
+        if kept is None and await self._simpler_first(item.url):  # a copy of a page kept already needs no wait
             kept = self.duplicates.find(*page)
         if kept is None:
             last = self._kept_last_time(item, page) if self.state is not None else None
@@ -109,11 +108,12 @@ class DuplicatePipeline:
             raise Excluded(Reason.DUPLICATE, item.detail)
         return item
 
-    async def _simpler_first(self, url: str) -> None:
-        """Wait until the simpler URLs of *url* still being fetched have passed (bounded)."""
+    async def _simpler_first(self, url: str) -> bool:
+        """Wait until the simpler URLs of *url* still being fetched have passed (bounded);
+        whether it waited."""
         pending = [simpler for simpler in simpler_urls(url) if simpler in self.in_flight]
         if not pending or self._waiting >= MAX_WAITING:
-            return
+            return False
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[None]] = []
         for simpler in pending:
@@ -125,6 +125,7 @@ class DuplicatePipeline:
             await asyncio.wait(futures, timeout=WAIT_SECONDS)
         finally:
             self._waiting -= 1
+        return True
 
     def _kept_last_time(
         self, item: PageFacts, page: tuple[str, str, list[str], list[str]]
