@@ -11,6 +11,7 @@ reported as such. Results go to RUNS/<run>/: rss.tsv, progress.tsv, stderr.log, 
 
     python bench/frontier.py --pages 100000 --concurrency 8 --compare-memory
     python bench/frontier.py --pages 1000000 --site /big/site-1m --concurrency 32 --timeout 1800
+    python bench/frontier.py --pages 100000 --list    # list mode: every page's URL in a --urls file
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.big_site import Site  # noqa: E402
 from bench.run import WORK, crawl_command, start_nginx  # noqa: E402
 
 _PROGRESS = re.compile(r"crawled (\d+) \| queued (\d+)")
@@ -170,10 +172,17 @@ def main() -> None:
     parser.add_argument("--site", type=Path, help="the site folder (default bench/.work/big-site-N)")
     parser.add_argument("--runs", type=Path, default=WORK / "frontier", help="where the run folders go")
     parser.add_argument("--timeout", type=float, default=0, help="kill a crawl after this many seconds (0: never)")
+    parser.add_argument("--list", action="store_true", help="list mode: --urls with every page of the site instead")
     args = parser.parse_args()
     root = (args.site or WORK / f"big-site-{args.pages}").resolve()
     ensure_site(args.pages, root)
     variants = [("disk", ())] + ([("memory", ("--set", "SITEMAP_DISK_FRONTIER=false"))] if args.compare_memory else [])
+    if args.list:
+        listed = (WORK / f"urls-{args.pages}.txt").resolve()  # outside the served folder
+        meta = json.loads((root / "site.json").read_text())
+        with open(listed, "w") as file:
+            file.writelines(f"{path}\n" for path in Site(meta["pages"], meta["sections"], meta["seed"]).all_paths())
+        variants = [("list", ("--urls", str(listed)))]
     results, sets = [], {}
     for name, extra in variants:
         run = (args.runs / f"{args.pages}-c{args.concurrency}-{name}").resolve()
