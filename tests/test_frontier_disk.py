@@ -18,6 +18,7 @@ from scrapy.utils.request import request_from_dict
 from crawler.spiders.page_request import PageRequest
 from crawler.validate.sets import check_set
 from tests.conftest import CLI, crawl, sitemap_locs
+from tests.server import SiteServer
 from tests.shared_crawl import fan_site
 
 PAGES = 120
@@ -105,3 +106,33 @@ def test_a_page_request_is_stored_as_scrapy_stores_it_and_read_back_the_same() -
     assert PageRequest("http://e.com/", callback=_Spider().parse).to_dict(spider=spider)["callback"] == "parse"
     with pytest.raises(ValueError, match="not an instance method"):
         PageRequest("http://e.com/", callback=lambda response: None).to_dict(spider=spider)
+
+
+def test_the_page_budget_goes_breadth_first(tmp_path: Path) -> None:
+    """Under --max-pages, every page one click from home is listed before any two clicks away:
+    the home page's links are all decided before the first of them is fetched and parsed."""
+    sections, leaves = 60, 30
+    site = tmp_path / "site" / "tree"
+    site.mkdir(parents=True)
+    (site / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    home = "".join(f'<a href="/s{i}/">section {i}</a>' for i in range(sections))
+    (site / "index.html").write_text(f"<html><head><title>Home</title></head><body>{home}</body></html>")
+    for i in range(sections):
+        (site / f"s{i}").mkdir()
+        links = "".join(f'<a href="/s{i}/p{j}.html">page {j}</a>' for j in range(leaves))
+        (site / f"s{i}" / "index.html").write_text(f"<html><head><title>S{i}</title></head><body>{links}</body></html>")
+        for j in range(leaves):
+            (site / f"s{i}" / f"p{j}.html").write_text(
+                f"<html><head><title>{i}.{j}</title></head><body>x</body></html>"
+            )
+    server = SiteServer(sites={"127.0.0.1": "tree"}, root=tmp_path / "site").start()
+    try:
+        budget = 1 + sections + 20
+        result = crawl(server.url(), tmp_path / "out", "--no-state", "--max-pages", str(budget), "--concurrency", "16")
+    finally:
+        server.stop()
+    assert result.code == 0, result.process.stderr
+    origin = server.url().rstrip("/")
+    listed = {url.removeprefix(origin) for url in result.listed}
+    assert len(listed) == budget
+    assert {f"/s{i}/" for i in range(sections)} <= listed  # every section, whatever answered first

@@ -313,12 +313,17 @@ def _rules(text: str) -> SiteRules:
     return SiteRules(text.encode())
 
 
+def _marked(rules: SiteRules, url: str) -> Request:
+    """A request built for *url* as the spider builds one, with the mark the rules give it."""
+    mark = rules.mark(url)
+    return Request(url, meta={VOUCH: mark} if mark is not None else {})
+
+
 def test_a_request_passes_unmatched_only_if_these_rules_allowed_its_url_just_before() -> None:
     rules = _rules("User-agent: *\nDisallow: /private/\n")
     assert rules.allowed("http://e.com/a", "bot")
-    built = Request("http://e.com/a")
-    rules.vouch(built)
-    rules.vouch(Request("http://e.com/a"))  # one match vouches for one request
+    built = _marked(rules, "http://e.com/a")
+    assert rules.mark("http://e.com/a") is None  # one match marks one request
     assert not _rules("User-agent: *\n").vouched(built.replace(), "bot")  # another process's rules
     assert not rules.vouched(built.replace(meta={VOUCH: "0" * 32}), "bot")  # forged
     assert not rules.vouched(built.replace(), "otherbot")  # for the agent it was matched for only
@@ -328,11 +333,9 @@ def test_a_request_passes_unmatched_only_if_these_rules_allowed_its_url_just_bef
     assert not rules.vouched(read_back, "bot")  # and once
 
     assert rules.allowed("http://e.com/a", "bot")
-    rules.vouch(other := Request("http://e.com/private/b"))  # not the URL the match allowed
-    assert not rules.vouched(other, "bot")
+    assert not rules.vouched(_marked(rules, "http://e.com/private/b"), "bot")  # not the URL the match allowed
     assert not rules.allowed("http://e.com/private/b", "bot")
-    rules.vouch(refused := Request("http://e.com/private/b"))  # the last match refused it
-    assert not rules.vouched(refused, "bot")
+    assert not rules.vouched(_marked(rules, "http://e.com/private/b"), "bot")  # the last match refused it
 
 
 def _decisions(run: Run) -> dict[str, tuple[object, object]]:

@@ -19,7 +19,7 @@ Crawl-delay (politeness, not a rule of access) is kept.
 
 Each URL is matched once (a match against a 500 KiB robots.txt costs
 milliseconds): the spider matches a link before it builds its Request, and
-:class:`SiteRules` marks that request with a MAC of its URL and agent under a
+:class:`SiteRules` gives it a mark (in its meta), a MAC of its URL and agent under a
 key it drew at random, so the middleware lets it pass without a second match,
 even after it waited in the disk frontier. Only these rules in this process
 can make a mark they accept; a request read back from Redis, or a retry's
@@ -113,11 +113,11 @@ class SiteRules(RobotParser):
         self._last = (to_unicode(url), to_unicode(user_agent)) if allowed else None
         return allowed
 
-    def vouch(self, request: Request) -> None:
-        """*request* was just built for the URL the last match allowed: it needs no second match."""
-        if self._last is not None and self._last[0] == request.url:
-            request.meta[VOUCH] = self._mac(request.url, self._last[1])
-        self._last = None
+    def mark(self, url: str) -> str | None:
+        """For *url*, if the last match allowed it: the mark that spares its request a second
+        match (the value of its meta's :data:`VOUCH`)."""
+        last, self._last = self._last, None
+        return self._mac(url, last[1]) if last is not None and last[0] == url else None
 
     def vouched(self, request: Request, user_agent: str) -> bool:
         """Whether *request* was vouched for, for *user_agent* (once: the vouch is taken off)."""

@@ -10,7 +10,7 @@ Request is built, which is where a crawler spends its CPU.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Container, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -18,25 +18,25 @@ from scrapy.exceptions import StopDownload
 from scrapy.http import Response
 
 from crawler.context import CrawlContext
-from crawler.downloadermiddlewares.robotstxt import SiteRules, robots_user_agent
+from crawler.downloadermiddlewares.robotstxt import robots_user_agent
 from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
 from crawler.page.headers import is_html
-from crawler.reasons import Limit, Reason
+from crawler.reasons import Reason
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
 from crawler.spiders.errors import failure_reason, render_failed
+from crawler.spiders.following import Following
 from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
-from crawler.spiders.page_request import PageRequest
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
 from crawler.spiders.url_list import listed_urls
 from crawler.state.store import UNKNOWN
-from crawler.stats import Stat, key, limit
-from crawler.urls import UrlSet, normalize_or_raw, normalize_url
+from crawler.stats import Stat, key
+from crawler.urls import UrlSet, normalize_or_raw
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["SiteSpider"]
 
 
-class SiteSpider(SitemapSeeds):
+class SiteSpider(Following, SitemapSeeds):
     name = "site"
     config: SitemapConfig
     context: CrawlContext
@@ -155,78 +155,6 @@ class SiteSpider(SitemapSeeds):
             for target, target_depth in self.targets(facts):
                 queue.append((normalize_or_raw(target, facts.encoding, self.config.strip_params), target_depth, url))
 
-    # -- following ---------------------------------------------------------
-
-    def follow_url(
-        self,
-        raw_url: str,
-        *,
-        depth: int,
-        referrer: str | None,
-        encoding: str = "utf-8",
-        chain: list[str] | None = None,
-        listed_by_site: bool = False,
-    ) -> Iterator[Request | PageFacts]:
-        """A Request for a URL not seen before, or a fact saying why it is not requested.
-
-        Nothing is queued past the page budget, and past a number of report
-        lines per reason a URL that is not requested is only counted (and not
-        remembered), so a page of 10,000 links into a trap costs little.
-        """
-        seen = self.seen
-        if raw_url in seen and not (listed_by_site and self.held):
-            return
-        frontier = self.frontier
-        if frontier.counting_only:
-            frontier.count_past_budget()
-            return
-        try:
-            url = normalize_url(raw_url, encoding, self.config.strip_params)
-        except ValueError:
-            seen.add(raw_url)
-            return  # not http(s), or a broken URL: nothing a sitemap could list
-        if url in seen:
-            if not (listed_by_site and self.held.pop(url, None) is not None):
-                seen.add(raw_url)
-                return
-            self.crawler.stats.inc_value(limit(Limit.QUERY_VARIANTS), -1)  # held, then vouched for
-        error, detail, over = None, "", None
-        if not self.scope.contains(url):
-            error = Reason.OUT_OF_SCOPE
-        elif url.startswith(self.own_files):
-            error, detail = Reason.EXCLUDED, "a file of sitemap-crawler's own (staging or manifest)"
-        elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):
-            error, detail = Reason.ROBOTS, "disallowed by robots.txt"
-        elif over := frontier.over(url, depth, listed_by_site=listed_by_site):
-            self.crawler.stats.inc_value(limit(over[0]))
-            error, detail = Reason.LIMIT, over[1]
-        if error is not None and not frontier.itemise(error):
-            return
-        seen.add(raw_url)
-        seen.add(url)
-        if error is not None:
-            facts = PageFacts(
-                url=url, error=error, detail=detail, depth=depth, referrer=referrer, redirect_chain=chain or []
-            )
-            if over and over[0] is Limit.QUERY_VARIANTS and self.may_hold():
-                self.held[url] = facts  # a seed sitemap still to read may list it
-                return
-            yield facts
-            return
-        frontier.reserve()
-        if (flying := self.context.in_flight) is not None:
-            flying.add(url)
-        request = PageRequest(
-            url,
-            callback=self.parse,
-            errback=self.failed,
-            meta={"depth": depth, "referrer": referrer, "redirect_chain": chain or [], "page": True},
-            priority=-depth,  # breadth-first
-        )
-        if isinstance(self.robots, SiteRules):
-            self.robots.vouch(request)  # matched above: the robots middleware need not match it again
-        yield request
-
     # -- callbacks -----------------------------------------------------------
 
     def parse(self, response: Response) -> Iterator[Request | PageFacts]:
@@ -273,38 +201,6 @@ class SiteSpider(SitemapSeeds):
         facts.replayed = Replay.NOT_MODIFIED
         self.crawler.stats.inc_value(Stat.NOT_MODIFIED)
         return facts
-
-    def leads(self, facts: PageFacts) -> tuple[list[str], int]:
-        """What a page leads to, and at which depth: its redirect target, or
-        its canonical and its links (unless it says nofollow)."""
-        if facts.redirect_to:
-            # One hop at a time: every URL of a chain is reported, up to the cap.
-            if len(facts.redirect_chain) >= self.config.max_redirects:
-                return [], facts.depth
-            return [facts.redirect_to], facts.depth
-        urls = [facts.canonical] if facts.canonical and facts.canonical != facts.url else []
-        if "nofollow" not in facts.robots or self.config.follow_nofollow:
-            urls += facts.links
-        return urls, facts.depth + 1
-
-    def targets(self, facts: PageFacts, known: Container[str] = frozenset()) -> list[tuple[str, int]]:
-        """(URL, depth) of what a page leads to, leaving out the *known* ones
-        first, since on most pages nearly all links are."""
-        urls, depth = self.leads(facts)
-        return [(url, depth) for url in urls if url not in known]
-
-    def follow_targets(self, facts: PageFacts, referrer: str) -> Iterator[Request | PageFacts]:
-        if not self.config.follows_links:
-            return  # an update, or list mode, fetches the URLs it was given, nothing else
-        if self.frontier.counting_only:
-            # Past the budget a link costs a count: one set lookup (a known URL is not counted),
-            # no normalisation, no check, no call per link.
-            urls, _ = self.leads(facts)
-            self.frontier.count_past_budget(len(urls) - sum(map(self.seen.__contains__, urls)))
-            return
-        chain = [*facts.redirect_chain, facts.url] if facts.redirect_to else None
-        for target, depth in self.targets(facts, self.seen):
-            yield from self.follow_url(target, depth=depth, referrer=referrer, encoding=facts.encoding, chain=chain)
 
     def headers_received(self, headers: Headers, body_length: int, request: Request, spider: Spider) -> None:
         """Skip the body of a page that is not HTML: a PDF or video is judged on its Content-Type
