@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from crawler.state import placement
 from crawler.state.placement import ShardAssigner
 from crawler.state.schema import MIGRATIONS, SCHEMA_VERSION
 from crawler.state.store import Listing, StateLocked, StateStore
@@ -212,5 +213,26 @@ def test_carried_urls_count_as_listed_whether_or_not_they_were_read(tmp_path: Pa
         assert list(store.carried(update, first)) == []
         assert list(store.removed_since(update, first)) == []  # nothing the update left out
         assert store.changed_in(update) == ["https://e.com/b"]
+    finally:
+        store.close()
+
+
+def test_stored_placements_are_read_a_window_at_a_time_in_any_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(placement, "WINDOW", 2)  # windows of two URLs: every boundary is crossed
+    store = StateStore(tmp_path / "s.sqlite")
+    try:
+        run, _ = store.begin_run(NOW, resume=False)
+        for i in range(7):
+            store.record(run, NOW, f"u{i}", status=200, outcome="listed", reason=None, facts={})
+        first = ShardAssigner(store, max_urls=3)
+        placed = {f"u{i}": first(f"u{i}", "") for i in range(7)}
+        assert list(placed.values()) == [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2), (3, 0)]
+        store.record(run, NOW, "u30", status=200, outcome="listed", reason=None, facts={})
+        again = ShardAssigner(store, max_urls=3)
+        order = ["u0", "u3", "u30", "u4", "u6", "u1", "u5", "u2"]  # forwards, a new URL, backwards
+        assert {url: again(url, "") for url in order} == {**placed, "u30": (3, 1)}
+        assert again("u30", "") == (3, 1)  # what it placed is remembered
     finally:
         store.close()

@@ -20,6 +20,8 @@ __all__ = ["DELTA_GROUP", "SHARD_STRATEGIES", "ShardAssigner", "ShardStrategy", 
 SHARD_STRATEGIES = ("sequential", "section", "date", "id")
 #: Shard group of the delta sitemap: URLs added or changed since the last full generation.
 DELTA_GROUP = "delta"
+#: Stored placements read at once by an export.
+WINDOW = 5000
 #: (url, group) -> (group, shard, position)
 Placer = Callable[[str, str], tuple[str, int, int]]
 
@@ -57,9 +59,22 @@ class ShardAssigner:
     store: StateStore
     max_urls: int
     _open: dict[str, list[int]] = field(default_factory=dict, init=False)  # group -> [shard, count, next position]
+    #: The stored placements of the URLs from the last one read on (an export asks in URL order:
+    #: one query a window, not one a URL), and the first and last URL the window covers.
+    _stored: dict[str, tuple[str | None, int | None, int | None]] = field(default_factory=dict, init=False)
+    _window: tuple[str, str | None] | None = field(default=None, init=False)  # last None: to the end
+
+    def stored(self, url: str) -> tuple[str | None, int | None, int | None]:
+        """(group, shard, position) stored for *url*; all ``None`` when it has none."""
+        window = self._window
+        if window is None or url < window[0] or (window[1] is not None and url > window[1]):
+            rows = self.store.shards_from(url, WINDOW)
+            self._stored = {row[0]: row[1:] for row in rows}
+            self._window = (url, rows[-1][0] if len(rows) == WINDOW else None)
+        return self._stored.get(url, (None, None, None))
 
     def __call__(self, url: str, group: str) -> tuple[int, int]:
-        stored_group, shard, position = self.store.shard_of(url)
+        stored_group, shard, position = self.stored(url)
         if stored_group == group and shard is not None and position is not None:
             return shard, position
         current = self._open.get(group)
@@ -72,6 +87,7 @@ class ShardAssigner:
         current[1] += 1
         current[2] += 1
         self.store.set_shard(url, group, shard, position)
+        self._stored[url] = (group, shard, position)
         return shard, position
 
 

@@ -297,10 +297,10 @@ class StateStore:
 
     # -- shards -------------------------------------------------------------------
 
-    def shard_of(self, url: str) -> tuple[str | None, int | None, int | None]:
-        """(group, shard, position) stored for *url*; all ``None`` when it has none."""
-        row = self.db.execute("SELECT shard_group, shard, position FROM page WHERE url = ?", (url,)).fetchone()
-        return (row[0], row[1], row[2]) if row else (None, None, None)
+    def shards_from(self, url: str, count: int) -> list[tuple[str, str | None, int | None, int | None]]:
+        """(url, group, shard, position) stored for the *count* URLs from *url* on, in URL order."""
+        sql = "SELECT url, shard_group, shard, position FROM page WHERE url >= ? ORDER BY url LIMIT ?"
+        return [(str(row[0]), row[1], row[2], row[3]) for row in self.db.execute(sql, (url, count))]
 
     def last_shard(self, group: str) -> tuple[int, int, int] | None:
         """(shard, listed URLs, last position) of *group*'s highest shard, or ``None``."""
