@@ -52,8 +52,10 @@ class Frontier:
         self.max_lines = max_lines
         self.reserved = 0  # page requests built that may still use the budget
         self.spent = False  # the budget is used up by others too (the workers of a shared crawl)
-        self.variants: Counter[tuple[str, str]] = Counter()  # by path and parameter names
-        self.path_variants: Counter[str] = Counter()
+        # Query variants by path and parameter names, and by path: kept as hashes (these grow with
+        # the paths of a site that puts its content in the query string).
+        self.variants: Counter[int] = Counter()
+        self.path_variants: Counter[int] = Counter()
         self.lines: Counter[str] = Counter()  # report lines given, by reason
         self.not_itemised: Counter[str] = Counter()  # URLs only counted, by reason
         self.past_budget = 0  # of those, links met once the page budget was spent
@@ -99,13 +101,14 @@ class Frontier:
         if key is None:
             return None
         path, kind = key
-        self.variants[key] += 1
-        self.path_variants[path] += 1
+        by_names, by_path = hash(key), hash(path)
+        self.variants[by_names] += 1
+        self.path_variants[by_path] += 1
         shown = path[path.find("/") :] if "/" in path else "/"
-        if self.variants[key] > self.max_variants:
+        if self.variants[by_names] > self.max_variants:
             named = f" with parameters {kind}" if kind else ""
             return f"more than {self.max_variants} query variants of {shown}{named}"
-        if self.path_variants[path] > self.max_variants * PATH_VARIANTS_FACTOR:
+        if self.path_variants[by_path] > self.max_variants * PATH_VARIANTS_FACTOR:
             return f"more than {self.max_variants * PATH_VARIANTS_FACTOR} query variants of {shown} (all parameters)"
         return None
 
