@@ -11,6 +11,7 @@ run that was killed (its process gone) is removed by the next run beside the sam
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from contextlib import suppress
 from pathlib import Path
@@ -41,7 +42,9 @@ def _remove_leftovers(output_dir: Path) -> None:
     prefix = _folder(output_dir, 0).name.removesuffix("0")
     for folder in _folder(output_dir, 0).parent.iterdir():
         pid = folder.name.removeprefix(prefix)
-        if folder.name.startswith(prefix) and pid.isdigit() and not folder.is_symlink() and not _alive(int(pid)):
+        if not (folder.name.startswith(prefix) and re.fullmatch(r"[0-9]{1,9}", pid)):
+            continue  # not a scratch folder of ours (or a name no process id has)
+        if not folder.is_symlink() and not _alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -136,3 +136,16 @@ def test_the_page_budget_goes_breadth_first(tmp_path: Path) -> None:
     listed = {url.removeprefix(origin) for url in result.listed}
     assert len(listed) == budget
     assert {f"/s{i}/" for i in range(sections)} <= listed  # every section, whatever answered first
+
+
+def test_a_folder_named_like_a_scratch_folder_but_no_process_id_is_left_alone(tmp_path: Path) -> None:
+    from crawler.scratch import done_with, scratch_entry
+
+    out = tmp_path / "out"
+    odd = [tmp_path / "out.scratch-99999999999999999999", tmp_path / "out.scratch-\u00b2"]
+    for folder in odd:
+        folder.mkdir()
+    entry = scratch_entry(out, "table")  # no OverflowError, no ValueError
+    assert entry.parent.name == f"out.scratch-{os.getpid()}" and all(folder.is_dir() for folder in odd)
+    done_with(entry)
+    assert not entry.parent.exists()

@@ -10,7 +10,14 @@ from crawler.page.images import largest_srcset_candidate
 from crawler.page.languages import hreflang_problem, news_language, valid_alternates
 from crawler.page.news import detect_article, is_recent
 from crawler.page.structured import find_typed, parse_json_ld
-from crawler.page.videos import Video, check_video, iso8601_seconds, merge_videos, truncate_words
+from crawler.page.videos import (
+    Video,
+    check_video,
+    iso8601_seconds,
+    merge_videos,
+    truncate_words,
+    videos_from_json_ld,
+)
 from crawler.protocol import to_w3c
 from crawler.sitemaps.clusters import resolve_cluster
 
@@ -195,3 +202,13 @@ def test_to_w3c() -> None:
     assert to_w3c("2026-11-30T10:00:00Z") == "2026-11-30T10:00:00Z"
     assert to_w3c("2026-11-30T10:00:00") == "2026-11-30"  # no zone: only the date is certain
     assert to_w3c("yesterday") is None
+
+
+def test_a_view_count_past_64_bits_is_left_out() -> None:
+    def views(count: object) -> int | None:
+        node = {"@type": "VideoObject", "name": "V", "interactionStatistic": {"userInteractionCount": count}}
+        (video,) = videos_from_json_ld([node], lambda url: url)
+        return video.view_count
+
+    assert views("1234") == 1234
+    assert views("1e25") is None and views(2**63) is None

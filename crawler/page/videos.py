@@ -112,6 +112,10 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+#: Views a video may claim: an integer the records and sitemap readers hold in 64 bits.
+MAX_VIEW_COUNT = 2**63
+
+
 def _view_count(node: dict[str, Any]) -> int | None:
     stats = node.get("interactionStatistic") or node.get("interactionCount")
     for stat in stats if isinstance(stats, list) else [stats]:
@@ -119,7 +123,7 @@ def _view_count(node: dict[str, Any]) -> int | None:
             count = _number(stat.get("userInteractionCount"))
         else:
             count = _number(stat)
-        if count is not None and count >= 0:
+        if count is not None and 0 <= count < MAX_VIEW_COUNT:  # a count past 64 bits is no count
             return int(count)
     return None
 
