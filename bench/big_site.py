@@ -48,33 +48,12 @@ import sys
 import time
 from pathlib import Path
 
-WORDS = [
-    "sitemap",
-    "crawler",
-    "search",
-    "engine",
-    "index",
-    "page",
-    "content",
-    "product",
-    "category",
-    "article",
-    "news",
-    "review",
-    "guide",
-    "price",
-    "delivery",
-    "shipping",
-    "return",
-    "customer",
-    "account",
-    "help",
-    "support",
-    "about",
-    "contact",
-    "blog",
-    "archive",
-    "tag",
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.site import WORDS as SITE_WORDS
+
+WORDS = [  # the small site's words, then a few more
+    *SITE_WORDS,
     "catalogue",
     "section",
     "listing",
