@@ -337,9 +337,11 @@ def _news_language(value: object) -> str | None:
 
 def _max_pages(given: BaseSettings, settings: BaseSettings) -> int:
     """The page budget: in list mode (``--urls``) the list is the budget, unless the user gives
-    one (any layer above the project's defaults)."""
+    one (any layer above the project's defaults); with ``--follow`` the crawl goes past the list,
+    so the crawl's default budget holds."""
     if (
         settings.get("SITEMAP_URLS_FILE")
+        and not settings.getbool("SITEMAP_LIST_FOLLOW")
         and (given.getpriority("SITEMAP_MAX_PAGES") or 0) <= SETTINGS_PRIORITIES["project"]
     ):
         return 0

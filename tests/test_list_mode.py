@@ -64,7 +64,7 @@ def test_follow_crawls_on_from_the_listed_pages_and_stdin_is_a_list(server: Site
     root = server.url("/").rstrip("/")
     process = subprocess.run(
         [str(CLI), "crawl", root + "/", "--out", str(tmp_path / "out"), "--no-state", "--delay", "0", "-q",
-         "--urls", "-", "--follow", "--max-pages", "8"],
+         "--urls", "-", "--follow"],
         input="/canon-abs.html\n", capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert process.returncode == 0, process.stderr
@@ -106,5 +106,7 @@ def test_the_list_is_the_page_budget_unless_one_is_given(tmp_path: Path) -> None
     assert SitemapConfig.from_settings(settings).max_pages == 100_000  # a crawl: the default budget
     settings.set("SITEMAP_URLS_FILE", "-", priority="cmdline")
     assert SitemapConfig.from_settings(settings).max_pages == 0  # a million lines are a million pages
+    settings.set("SITEMAP_LIST_FOLLOW", True, priority="cmdline")
+    assert SitemapConfig.from_settings(settings).max_pages == 100_000  # past the list: a crawl's budget
     settings.set("SITEMAP_MAX_PAGES", 5, priority="cmdline")
     assert SitemapConfig.from_settings(settings).max_pages == 5
