@@ -97,7 +97,6 @@ class Duplicates:
     of the site), or in memory without one."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path
         self._db = sqlite3.connect(path or ":memory:", isolation_level=None)
         self._db.execute("PRAGMA journal_mode=OFF")  # scratch: a crash loses nothing worth keeping
         self._db.execute("PRAGMA synchronous=OFF")

@@ -73,7 +73,7 @@ def robots_user_agent(crawler: Crawler) -> str:
     return robots_agent_of(crawler.settings)
 
 
-VOUCH = "robots_vouch"  # meta key: the spider's match allowed this URL (see SiteRules.vouch)
+VOUCH = "robots_vouch"  # meta key: the spider's match allowed this URL (see SiteRules.mark)
 
 
 def robots_agent_of(settings: BaseSettings) -> str:
