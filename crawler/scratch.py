@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from contextlib import suppress
 from pathlib import Path
 
@@ -48,12 +49,27 @@ def _remove_leftovers(output_dir: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _own_folder(folder: Path) -> Path:
+    """*folder*, made for this user alone (mode 0700): the frontier's queues are pickles, read
+    back as they are, so nobody else may write there. Whatever else has the name (a symlink
+    planted beside the output, a file) is removed first; a folder of another user is refused."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    with suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise PermissionError(f"scratch folder {folder} belongs to another user; remove it")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        folder.chmod(0o700)
+    return folder
+
+
 def scratch_entry(output_dir: Path, name: str) -> Path:
     """A fresh path *name* in this run's scratch folder (what an earlier holder of this process
     id left there is removed: an entry is never continued)."""
     _remove_leftovers(output_dir)
-    folder = _folder(output_dir, os.getpid())
-    folder.mkdir(exist_ok=True)
+    folder = _own_folder(_folder(output_dir, os.getpid()))
     entry = folder / name
     if entry.is_dir() and not entry.is_symlink():
         shutil.rmtree(entry)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import stat
 import subprocess
 from pathlib import Path
 
@@ -149,3 +150,22 @@ def test_a_folder_named_like_a_scratch_folder_but_no_process_id_is_left_alone(tm
     assert entry.parent.name == f"out.scratch-{os.getpid()}" and all(folder.is_dir() for folder in odd)
     done_with(entry)
     assert not entry.parent.exists()
+
+
+def test_the_scratch_folder_is_this_users_alone_and_never_a_planted_link(tmp_path: Path) -> None:
+    from crawler.scratch import done_with, scratch_entry
+
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / f"out.scratch-{os.getpid()}"
+    planted.symlink_to(elsewhere)
+    entry = scratch_entry(out, "requests.queue")
+    entry.mkdir()
+    assert not planted.is_symlink() and entry.parent == planted and list(elsewhere.iterdir()) == []
+    assert stat.S_IMODE(planted.stat().st_mode) == 0o700  # queues are pickles: nobody else writes
+    done_with(entry)
+    planted.mkdir(mode=0o777)
+    planted.chmod(0o777)  # one left with a loose mode is tightened
+    table = scratch_entry(out, "table")
+    assert stat.S_IMODE(planted.stat().st_mode) == 0o700
+    done_with(table)
