@@ -69,3 +69,13 @@ def test_the_twisted_channel_internals_serve_relies_on_are_there() -> None:
     for name in ("_command", "_path"):
         assert f"self.{name} = " in source, f"HTTPChannel.{name} is gone: see crawler/cli/serve.py"
     assert callable(getattr(HTTPChannel, "_respondToBadRequestAndDisconnect", None))
+
+
+def test_the_scheduler_still_reads_its_disk_queue_folder_from_dqdir() -> None:
+    """crawler/schedulers/disk.py sets Scheduler.dqdir after the scheduler is made (its folder is
+    the run's scratch folder, not JOBDIR): Scrapy must still read that attribute when it opens."""
+    from scrapy.core.scheduler import Scheduler
+
+    opening = inspect.getsource(Scheduler.open)
+    assert "if self.dqdir" in opening, "Scheduler.dqdir is gone: see crawler/schedulers/disk.py"
+    assert "key=self.dqdir" in inspect.getsource(Scheduler._dq)  # the queues' folder
