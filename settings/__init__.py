@@ -69,7 +69,6 @@ SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 # Requests wait on disk (in OUT.scratch-PID, removed at the end), so memory does not grow
 # with the site: about 1 KB a queued request otherwise.
 SCHEDULER = "crawler.schedulers.disk.DiskFrontierScheduler"
-SITEMAP_DISK_FRONTIER = True  # requests wait on disk beside the output folder (false: in memory)
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # One host per crawl: the downloader-aware queue (Scrapy's default) balances
 # many domains and parses every request's URL to do so; the plain priority
@@ -172,6 +171,7 @@ SITEMAP_MAX_QUERY_VARIANTS = 1000  # query strings or path parameters per path a
 SITEMAP_MAX_REDIRECTS = 10  # hops of one redirect chain that are followed
 SITEMAP_MAX_NOT_REQUESTED = 10_000  # report lines per reason for URLs never requested; the rest are counted
 SITEMAP_MAX_CRAWL_DELAY = 30.0  # seconds: the longest robots.txt Crawl-delay obeyed (0: no cap)
+SITEMAP_DISK_FRONTIER = True  # requests wait on disk beside the output folder (false: in memory)
 SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)
 SITEMAP_INCLUDE: list[str] = []
 SITEMAP_EXCLUDE: list[str] = []
