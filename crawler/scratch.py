@@ -5,11 +5,14 @@ on the size of the site.
 ``OUT.scratch-PID`` beside the output folder (never inside it: that folder is often served,
 and it is known to be writable, unlike a container's /tmp). Each user creates its own entry
 in it and removes it when done, and the last one out removes the folder. A folder left by a
-run that was killed (its process gone) is removed by the next run beside the same output.
+run that was killed is removed by the next run beside the same output: its holder keeps a lock
+on the folder's ``lock`` file while it runs (a process id alone says nothing across the PID
+namespaces of containers that share a volume).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -22,6 +25,8 @@ from settings.checks import beside
 __all__ = ["done_with", "scratch_entry"]
 
 _PREFIX = "scratch-"
+_LOCK = "lock"
+_held: dict[Path, int] = {}  # this process's scratch folders and the descriptor of their lock
 
 
 def _folder(output_dir: Path, pid: int) -> Path:
@@ -38,14 +43,32 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _in_use(folder: Path, pid: int) -> bool:
+    """Whether a run still holds *folder*: its lock is held (or, with no lock file, its process
+    is alive)."""
+    try:
+        descriptor = os.open(folder / _LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return _alive(pid)
+    except OSError:
+        return True  # not ours to judge: left alone
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)
+    return False
+
+
 def _remove_leftovers(output_dir: Path) -> None:
-    """The scratch folders of earlier runs beside *output_dir* whose process is gone (killed)."""
+    """The scratch folders of earlier runs beside *output_dir* that no run holds (killed)."""
     prefix = _folder(output_dir, 0).name.removesuffix("0")
     for folder in _folder(output_dir, 0).parent.iterdir():
         pid = folder.name.removeprefix(prefix)
         if not (folder.name.startswith(prefix) and re.fullmatch(r"[0-9]{1,9}", pid)):
             continue  # not a scratch folder of ours (or a name no process id has)
-        if not folder.is_symlink() and not _alive(int(pid)):
+        if folder not in _held and not folder.is_symlink() and not _in_use(folder, int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -62,6 +85,10 @@ def _own_folder(folder: Path) -> Path:
         raise PermissionError(f"scratch folder {folder} belongs to another user; remove it")
     if stat.S_IMODE(info.st_mode) != 0o700:
         folder.chmod(0o700)
+    if folder not in _held:
+        descriptor = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh folder of this process
+        _held[folder] = descriptor
     return folder
 
 
@@ -85,5 +112,13 @@ def done_with(entry: Path) -> None:
     else:
         with suppress(OSError):
             entry.unlink(missing_ok=True)
-    with suppress(OSError):  # not empty: another entry is still in use
-        entry.parent.rmdir()
+    folder = entry.parent
+    with suppress(FileNotFoundError):
+        if any(path.name != _LOCK for path in folder.iterdir()):
+            return  # another entry is still in use
+    descriptor = _held.pop(folder, None)
+    with suppress(OSError):
+        (folder / _LOCK).unlink()
+        folder.rmdir()
+    if descriptor is not None:
+        os.close(descriptor)

@@ -49,7 +49,7 @@ def test_requests_wait_on_disk_and_the_folder_goes_with_the_run(tmp_path: Path) 
         site.stop()
     assert running.returncode == 0, stderr
     assert [folder.name for folder in folders] == [f"out.scratch-{running.pid}"]
-    assert entries == ["duplicates.sqlite3", "requests.queue"]
+    assert entries == ["duplicates.sqlite3", "lock", "requests.queue"]
     assert size > 50 * 100, size  # the waiting requests, pickled (about 300 bytes each)
     assert queued_bytes(out) == ([], 0)  # removed at the end
     assert check_set(out / "sitemap.xml", site.url().rstrip("/")) == []
@@ -169,3 +169,31 @@ def test_the_scratch_folder_is_this_users_alone_and_never_a_planted_link(tmp_pat
     table = scratch_entry(out, "table")
     assert stat.S_IMODE(planted.stat().st_mode) == 0o700
     done_with(table)
+
+
+def test_a_scratch_folder_whose_lock_is_held_is_in_use_whatever_its_process_id(tmp_path: Path) -> None:
+    """Containers sharing a volume do not see each other's processes: the lock decides."""
+    from crawler.scratch import done_with, scratch_entry
+
+    out = tmp_path / "out"
+    held, left = tmp_path / "out.scratch-999999999", tmp_path / "out.scratch-999999998"  # no such process here
+    for folder in (held, left):
+        folder.mkdir()
+        (folder / "lock").touch()
+        (folder / "requests.queue").mkdir()
+    holder = subprocess.Popen(
+        ["flock", str(held / "lock"), "-c", "echo locked; read line"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        entry = scratch_entry(out, "table")
+        assert (held / "requests.queue").is_dir()  # another run's, in use: kept
+        assert not left.exists()  # a killed run's: removed
+        assert (entry.parent / "lock").is_file()
+        done_with(entry)
+        assert not entry.parent.exists()
+    finally:
+        holder.communicate("\n", timeout=10)
+    done_with(scratch_entry(out, "table"))  # its holder gone, the folder is a leftover
+    assert not held.exists()
