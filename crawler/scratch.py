@@ -12,7 +12,6 @@ namespaces of containers that share a volume).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -20,13 +19,14 @@ import stat
 from contextlib import suppress
 from pathlib import Path
 
+from crawler.state.lock import FileLock, Locked
 from settings.checks import beside
 
 __all__ = ["done_with", "scratch_entry"]
 
 _PREFIX = "scratch-"
 _LOCK = "lock"
-_held: dict[Path, int] = {}  # this process's scratch folders and the descriptor of their lock
+_held: dict[Path, FileLock] = {}  # this process's scratch folders and their locks
 
 
 def _folder(output_dir: Path, pid: int) -> Path:
@@ -46,18 +46,12 @@ def _alive(pid: int) -> bool:
 def _in_use(folder: Path, pid: int) -> bool:
     """Whether a run still holds *folder*: its lock is held (or, with no lock file, its process
     is alive)."""
-    try:
-        descriptor = os.open(folder / _LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
+    if not (folder / _LOCK).is_symlink() and not (folder / _LOCK).exists():
         return _alive(pid)
-    except OSError:
-        return True  # not ours to judge: left alone
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        FileLock(folder / _LOCK, f"scratch folder {folder}").release()
+    except Locked:  # held, or no plain file to lock: not ours to remove
         return True
-    finally:
-        os.close(descriptor)
     return False
 
 
@@ -86,9 +80,7 @@ def _own_folder(folder: Path) -> Path:
     if stat.S_IMODE(info.st_mode) != 0o700:
         folder.chmod(0o700)
     if folder not in _held:
-        descriptor = os.open(folder / _LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh folder of this process
-        _held[folder] = descriptor
+        _held[folder] = FileLock(folder / _LOCK, f"scratch folder {folder}")
     return folder
 
 
@@ -116,9 +108,9 @@ def done_with(entry: Path) -> None:
     with suppress(FileNotFoundError):
         if any(path.name != _LOCK for path in folder.iterdir()):
             return  # another entry is still in use
-    descriptor = _held.pop(folder, None)
+    lock = _held.pop(folder, None)
     with suppress(OSError):
         (folder / _LOCK).unlink()
         folder.rmdir()
-    if descriptor is not None:
-        os.close(descriptor)
+    if lock is not None:
+        lock.release()
