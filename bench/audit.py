@@ -26,7 +26,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
 from crawler.audit.build import build_report  # noqa: E402
-from crawler.audit.record import open_record  # noqa: E402
+from crawler.audit.record import open_record, record_page  # noqa: E402
 from crawler.audit.report import write_report  # noqa: E402
 from crawler.hostmap import HostMap  # noqa: E402
 
@@ -38,7 +38,6 @@ HOSTS = HostMap(STAGING, "https://www.example.com/")
 def write_record(path: Path, count: int) -> None:
     rng = random.Random(7)
     db = open_record(path)
-    rows = []
     links = []
     for n in range(count):
         url = f"{STAGING}section-{n % 97}/page-{n}"
@@ -50,17 +49,21 @@ def write_record(path: Path, count: int) -> None:
             status, reason = 404, "status"
         elif roll == 3:
             reason, canonical = "canonicalised", f"{STAGING}section-{n % 97}/page-{n + 2}"
-        alternates = json.dumps([["en", url], ["de", url + "-de"]]) if roll == 4 else None
-        rows.append((url, status, reason, None, 1 + n % 9, STAGING, canonical, redirect, None, f"Page {n} <b>",
-                     "text/html", f"{n:064x}" if status == 200 else None, None, None, alternates, 3, None))  # fmt: skip
+        page = {
+            "url": url, "status": status, "reason": reason, "depth": 1 + n % 9, "referrer": STAGING,
+            "canonical": canonical, "redirect_to": redirect, "title": f"Page {n} <b>", "content_type": "text/html",
+            "digest": f"{n:064x}" if status == 200 else None, "images": 3,
+            "alternates": json.dumps([["en", url], ["de", url + "-de"]]) if roll == 4 else None,
+        }  # fmt: skip
+        record_page(db, page)
         targets = (rng.randrange(count) for _ in range(20))
-        links.extend((url, f"{STAGING}section-{t % 97}/page-{t}") for t in targets)
+        links.extend((url, f"{STAGING}section-{t % 97}/page-{t}", 1, f"Page {t}") for t in targets)
         if len(links) > 200_000:
-            db.executemany("INSERT INTO links VALUES (?, ?)", links)
+            db.executemany("INSERT INTO links VALUES (?, ?, ?, ?)", links)
             links.clear()
-    db.executemany(f"INSERT INTO pages VALUES ({', '.join('?' * 17)})", rows)
-    db.executemany("INSERT INTO links VALUES (?, ?)", links)
-    db.execute("CREATE INDEX links_by_target ON links (target)")
+    db.executemany("INSERT INTO links VALUES (?, ?, ?, ?)", links)
+    db.execute("INSERT INTO links VALUES (?, ?, 1, 'Home')", (STAGING, f"{STAGING}section-0/page-0"))
+    db.execute("CREATE INDEX links_to ON links (target, source, click, anchor)")
     db.commit()
     db.close()
 
@@ -71,8 +74,8 @@ def report_only(record: Path, out: Path) -> None:
     db = open_record(record)
     audit = {"start_url": STAGING, "production_url": HOSTS.production, "started": "", "finished": ""}
     report = build_report(db, audit=audit, hosts=HOSTS, deep_threshold=5, blockers=[], not_found=None, existing=None)
+    write_report(report, out, HOSTS.to_production)  # the rows are read from the record as they are written
     db.close()
-    write_report(report, out, HOSTS.to_production)
     seconds = time.monotonic() - started
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": seconds, "rss": rss, "findings": len(report.findings)}))

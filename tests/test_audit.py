@@ -266,6 +266,17 @@ def test_a_cookie_file_is_matched_as_a_browser_matches() -> None:
         assert cookies_from_file(file.name, "http://example.com/") == ["host-only=1", "domain=2"]
 
 
+def test_a_cookie_file_too_big_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A planted cookie file is read to its limit only (a sparse file: no disk used)."""
+    from settings.secret_sources import COOKIE_FILE_BYTES, cookies_from_file
+
+    planted = tmp_path / "cookies.txt"
+    with planted.open("wb") as file:
+        file.truncate(COOKIE_FILE_BYTES + 1)
+    with pytest.raises(ValueError, match=f"^cannot read --cookie-file .*: larger than {COOKIE_FILE_BYTES:,} bytes$"):
+        cookies_from_file(str(planted), "https://staging.example.com/")
+
+
 @pytest.mark.parametrize(
     ("options", "words"),
     [

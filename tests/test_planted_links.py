@@ -118,7 +118,7 @@ def _earlier(folder: Path, kind: str) -> Path:
         ("fifo", "not a regular file"),
         ("deep", "nested too deep"),
         ("wrong-types", "not an audit report"),
-        ("too-big", "larger than 1,073,741,824 bytes"),
+        ("too-big", f"larger than {MAX_REPORT_BYTES:,} bytes"),
     ],
 )
 def test_an_earlier_audit_that_is_not_one_is_refused_in_one_line(kind: str, why: str, tmp_path: Path) -> None:

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from crawler.audit.findings import Finding
-from crawler.regular_file import read_regular_file
+from crawler.hostmap import HostMap
+from crawler.regular_file import read_until
+from crawler.urls import site_root
 
 __all__ = ["NEW", "STILL_THERE", "PreviousAudit", "mark", "read_previous"]
 
@@ -35,8 +37,11 @@ class PreviousAudit:
     grouped: set[Key] = field(default_factory=set)  # folded under a blocker
 
 
-#: The largest earlier report.json read (a report of a million URLs is far below it).
-MAX_REPORT_BYTES = 1 << 30
+#: The most of an earlier report.json read: its head (verdict, findings), before the URL rows, which
+#: are not needed; about 600,000 findings.
+MAX_REPORT_BYTES = 256 << 20
+#: Where the URL rows start (the writer's last key, at the top level); a string in JSON holds no raw newline.
+_URLS = b'\n "urls": ['
 
 
 def read_previous(folder: Path) -> PreviousAudit:
@@ -44,7 +49,9 @@ def read_previous(folder: Path) -> PreviousAudit:
     when report.json is no regular file, too big, too deeply nested, or not an audit report."""
     path = folder / "report.json"
     try:
-        data = json.loads(read_regular_file(path, MAX_REPORT_BYTES).decode("utf-8"))
+        head, cut = read_until(path, _URLS, MAX_REPORT_BYTES)
+        text = head.decode("utf-8")
+        data = json.loads(text.rstrip().removesuffix(",") + "\n}" if cut else text)
     except FileNotFoundError:
         raise ValueError(f"--compare {folder}: no report.json there (give an earlier audit's --out folder)") from None
     except RecursionError:
@@ -63,16 +70,15 @@ def _previous(folder: Path, data: Any) -> PreviousAudit:
     path = folder / "report.json"
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise ValueError(f"--compare {path}: not an audit report (no findings list)")  # noqa: TRY004 - one line
-    rows = data["urls"] if isinstance(data.get("urls"), list) else []
-    production = {str(r.get("url")): str(r.get("production_url") or r.get("url")) for r in rows if isinstance(r, dict)}
     audit = data["audit"] if isinstance(data.get("audit"), dict) else {}
+    production = _production(audit)
     finished = audit.get("finished")
     previous = PreviousAudit(str(folder), finished if isinstance(finished, str) else None)
     for item in data["findings"]:
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
             raise ValueError(f"--compare {path}: not an audit report (a finding without a kind)")  # noqa: TRY004
         url = str(item.get("url", ""))
-        public = str(item.get("production_url") or production.get(url, url))
+        public = str(item.get("production_url") or production(url))
         previous.findings.setdefault((item["kind"], public), []).append(item)
         grouped = item.get("grouped") or {}
         if not isinstance(grouped, dict):
@@ -80,8 +86,16 @@ def _previous(folder: Path, data: Any) -> PreviousAudit:
         for kind, urls in grouped.items():
             if not isinstance(urls, list):
                 raise ValueError(f"--compare {path}: not an audit report (grouped URLs not a list)")  # noqa: TRY004
-            previous.grouped.update((str(kind), production.get(str(u), str(u))) for u in urls)
+            previous.grouped.update((str(kind), production(str(u))) for u in urls)
     return previous
+
+
+def _production(audit: dict[str, Any]) -> Callable[[str], str]:
+    """The earlier audit's staging-to-production map, from its ``audit`` block."""
+    start, production = audit.get("start_url"), audit.get("production_url")
+    if not isinstance(start, str) or not isinstance(production, str):
+        return lambda url: url
+    return HostMap(site_root(start), production).to_production
 
 
 def _pair(current: list[Finding], earlier: list[dict[str, Any]]) -> list[dict[str, Any]]:

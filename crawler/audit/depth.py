@@ -13,9 +13,8 @@ next/prev) are not clicks. A URL no click reaches has no depth: not linked.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 
-__all__ = ["click_depths"]
+__all__ = ["measure_click_depths"]
 
 _SETUP = """
 CREATE INDEX IF NOT EXISTS links_by_source ON links (source);
@@ -35,8 +34,8 @@ WHERE click_depth.depth = ? AND pages.redirect_to IS NOT NULL
 """
 
 
-def click_depths(db: sqlite3.Connection, start_url: str) -> Iterator[tuple[str, int]]:
-    """(URL, clicks from *start_url*) of every URL reached, level by level.
+def measure_click_depths(db: sqlite3.Connection, start_url: str) -> None:
+    """Fill the temporary table ``click_depth`` (URL, clicks from *start_url*) level by level.
 
     Every pass adds at least one URL or ends, so no loop runs more often
     than there are URLs in the record (plus one).
@@ -50,4 +49,3 @@ def click_depths(db: sqlite3.Connection, start_url: str) -> Iterator[tuple[str, 
                 break
         if not db.execute(_CLICKS, (level + 1, level)).rowcount:
             break
-    yield from db.execute("SELECT url, depth FROM click_depth")

@@ -3,10 +3,11 @@ what the crawl found (pure apart from reading the sitemaps)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from crawler.audit.analysis import SiteFacts
+from crawler.audit.facts import SiteFacts
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.sources import off_origin
 from crawler.hostmap import HostMap
@@ -25,13 +26,19 @@ _AS_KIND = {"duplicate": Kind.LISTED_TWICE, "future-lastmod": Kind.FUTURE_LASTMO
 class ExistingSitemaps:
     sources: list[str] = field(default_factory=list)  # what was read (URLs or paths)
     files: int = 0
-    listed: dict[str, int] = field(default_factory=dict)  # staging URL -> times listed
+    urls: int = 0  # distinct URLs listed (the record's ``listed`` table has them, with the times listed)
     findings: list[Finding] = field(default_factory=list)
 
 
-def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | None) -> ExistingSitemaps:
-    """Every entry and finding of the given sitemaps (indexes followed), locs mapped to staging
-    (those on the staging origin, *options*' alias, are staging URLs already)."""
+_LISTED = "INSERT INTO listed VALUES (?, 1) ON CONFLICT (url) DO UPDATE SET times = times + 1"
+
+
+def read_existing(
+    sources: Iterable[str], options: SetOptions, hosts: HostMap | None, db: sqlite3.Connection
+) -> ExistingSitemaps:
+    """Every finding of the given sitemaps (indexes followed) and every entry, into the record's
+    ``listed`` table, locs mapped to staging (those on the staging origin, *options*' alias, are
+    staging URLs already)."""
     existing = ExistingSitemaps()
     for source in sources:
         sitemaps = SitemapSet(source, options)
@@ -41,10 +48,12 @@ def read_existing(sources: Iterable[str], options: SetOptions, hosts: HostMap | 
                 url = hosts.to_staging(item.loc) if hosts else item.loc
                 if hosts and off_origin(item.loc, hosts.staging, hosts)[0] is None:
                     continue  # on neither host: a sitemap error already, not a page of this site
-                existing.listed[url] = existing.listed.get(url, 0) + 1
+                db.execute(_LISTED, (url,))
             else:
                 existing.findings.append(_finding(item, hosts))
         existing.files += sitemaps.files
+    (existing.urls,) = db.execute("SELECT COUNT(*) FROM listed").fetchone()
+    db.commit()
     return existing
 
 
@@ -66,17 +75,18 @@ def compare(existing: ExistingSitemaps, facts: SiteFacts) -> Iterator[Finding]:
     An orphan is listed and no click path leads to it from the start URL
     (no click depth): a link from another orphan is no way in, a redirect
     from a linked URL is."""
-    pages = facts.pages
-    for url in existing.listed:
-        page = pages.get(url)
-        if page is None:
-            yield Finding(Kind.LISTED_NOT_INDEXABLE, url, "never reached by the crawl")
-            continue
+    unreached = "SELECT url FROM listed WHERE url NOT IN (SELECT url FROM pages) ORDER BY rowid"
+    for (url,) in facts.db.execute(unreached):
+        yield Finding(Kind.LISTED_NOT_INDEXABLE, url, "never reached by the crawl")
+    for page in facts.pages(
+        "in_sitemaps AND (reason IS NOT NULL OR (clicks IS NULL AND url != ?))", (facts.start_url,)
+    ):
         if page.reason is not None:
             status = f" (HTTP {page.status})" if page.status else ""
-            yield Finding(Kind.LISTED_NOT_INDEXABLE, url, f"{page.reason}{status}: {page.detail or ''}".rstrip(": "))
-        if url != facts.start_url and page.clicks is None:
-            yield Finding(Kind.ORPHANS, url, "listed in the sitemaps, no link path from the start URL")
-    for page in pages.values():
-        if page.reason is None and page.url not in existing.listed:
-            yield Finding(Kind.INDEXABLE_NOT_LISTED, page.url, "indexable, not in the site's sitemaps")
+            yield Finding(
+                Kind.LISTED_NOT_INDEXABLE, page.url, f"{page.reason}{status}: {page.detail or ''}".rstrip(": ")
+            )
+        if page.url != facts.start_url and page.clicks is None:
+            yield Finding(Kind.ORPHANS, page.url, "listed in the sitemaps, no link path from the start URL")
+    for page in facts.pages("reason IS NULL AND NOT in_sitemaps"):
+        yield Finding(Kind.INDEXABLE_NOT_LISTED, page.url, "indexable, not in the site's sitemaps")

@@ -10,7 +10,7 @@ site as it would be without it. A page's own problems stay listed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 
 from crawler.audit.blockers import Blocker
 from crawler.audit.findings import Finding, Kind
@@ -33,13 +33,13 @@ def _stops_links(blocker: Blocker, robots_obeyed: bool) -> bool:
     return blocker.kind == "robots" and robots_obeyed
 
 
-def _caused(finding: Finding, blocker: Blocker, pages: Mapping[str, Page], robots_obeyed: bool) -> bool:
+def _caused(finding: Finding, blocker: Blocker, page_of: Callable[[str], Page | None], robots_obeyed: bool) -> bool:
     stops = _stops_links(blocker, robots_obeyed)
     if finding.kind is Kind.LISTED_NOT_INDEXABLE:
-        page = pages.get(finding.url)
+        page = page_of(finding.url)
         return page.reason == _reason(blocker) if page is not None else stops
     if finding.kind is Kind.CANONICAL_NOT_INDEXABLE and finding.related:
-        target = pages.get(finding.related[0])
+        target = page_of(finding.related[0])
         return target is not None and target.reason == _reason(blocker)
     return finding.kind is Kind.ORPHANS and stops
 
@@ -50,7 +50,11 @@ def _describe(grouped: dict[str, list[str]]) -> str:
 
 
 def group_under_blockers(
-    findings: list[Finding], blockers: list[Blocker], pages: Mapping[str, Page], *, robots_obeyed: bool = True
+    findings: list[Finding],
+    blockers: list[Blocker],
+    page_of: Callable[[str], Page | None],
+    *,
+    robots_obeyed: bool = True,
 ) -> list[Finding]:
     """*findings* with those the confirmed *blockers* cause folded into the blockers' findings
     (the blockers' findings are the ``staging-blocker`` ones, in the same order)."""
@@ -60,7 +64,7 @@ def group_under_blockers(
         return findings
     kept = []
     for finding in findings:
-        head = next((head for head, blocker in pairs if _caused(finding, blocker, pages, robots_obeyed)), None)
+        head = next((head for head, blocker in pairs if _caused(finding, blocker, page_of, robots_obeyed)), None)
         if head is None:
             kept.append(finding)
         else:

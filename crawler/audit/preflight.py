@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from crawler.audit.analysis import NotFoundPage
 from crawler.audit.blockers import Blocker, start_page_blockers
+from crawler.audit.facts import NotFoundPage
 from crawler.page.digest import Ignore
 from crawler.page.headers import is_html
 from crawler.page.html import parse_html

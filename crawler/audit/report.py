@@ -18,10 +18,12 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
@@ -29,7 +31,13 @@ from markupsafe import Markup
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.verdict import rule, verdict_block
 
-__all__ = ["AuditReport", "Row", "write_report"]
+__all__ = ["HTML_FINDINGS_PER_KIND", "HTML_URL_ROWS", "AuditReport", "Row", "write_report"]
+
+#: URL rows in report.html (those with a finding, or left out, first): a browser
+#: stays quick; every row is in urls.csv and report.json.
+HTML_URL_ROWS = 10_000
+#: Findings of one kind in report.html; every finding is in its findings-KIND.csv.
+HTML_FINDINGS_PER_KIND = 2_000
 
 #: A bar's colour is its kind's severity (the badges' colours in the template).
 _COLORS = {"critical": "#c0262d", "warning": "#b36200", "notice": "#5a6473"}
@@ -61,19 +69,15 @@ class AuditReport:
     blockers: list[dict[str, str]]
     sitemaps: dict[str, Any]
     findings: list[Finding]
-    rows: list[Row] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=lambda: {"urls": 0, "outcomes": {}, "reasons": {}})
+    #: Every URL's row, read afresh on each call (from the audit record, which stays open until written).
+    rows: Callable[[], Iterator[Row]] = lambda: iter(())
     compare: dict[str, Any] | None = None  # with --compare: counts and the fixed findings (crawler.audit.changes)
 
     def summary(self) -> dict[str, Any]:
-        outcomes = Counter(str(row["outcome"]) for row in self.rows)
-        reasons = Counter(str(row["reason"]) for row in self.rows if row["reason"])
         kinds = Counter(str(finding.kind) for finding in self.findings)
-        return {
-            "urls": len(self.rows),
-            "outcomes": dict(sorted(outcomes.items())),
-            "reasons": dict(reasons.most_common()),
-            "findings": {kind.value: kinds[kind.value] for kind in Kind if kinds[kind.value]},
-        }
+        findings = {kind.value: kinds[kind.value] for kind in Kind if kinds[kind.value]}
+        return {**self.counts, "findings": findings}
 
     def verdict(self) -> dict[str, Any]:
         """The verdict, the blocker line, the compare line and every kind (crawler.audit.verdict)."""
@@ -97,14 +101,40 @@ class AuditReport:
         ]
 
 
-def _replace(path: Path, write: Any) -> None:
+@contextmanager
+def _replacing(path: Path) -> Iterator[IO[str]]:
+    """A file written beside *path* that replaces it once the block ends without an error."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8", newline="") as file:
-            write(file)
+            yield file
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _replace(path: Path, write: Any) -> None:
+    with _replacing(path) as file:
+        write(file)
+
+
+class _Shown:
+    """The URL rows report.html shows: up to *limit*, those with a finding or left out first."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.notable: list[Row] = []
+        self.plain: list[Row] = []
+
+    def offer(self, row: Row) -> None:
+        if row["findings"] or row["outcome"] != "listed":
+            if len(self.notable) < self.limit:
+                self.notable.append(row)
+        elif len(self.notable) + len(self.plain) < self.limit:
+            self.plain.append(row)
+
+    def rows(self) -> list[Row]:
+        return self.notable + self.plain[: self.limit - len(self.notable)]
 
 
 #: Characters that could end a ``<script>`` block or open another, as JSON escapes (one pass).
@@ -133,8 +163,25 @@ def _chart(summary: dict[str, Any]) -> dict[str, Any]:
     return {"bars": bars, "height": max(22, 22 * len(bars))}
 
 
+def _capped(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most :data:`HTML_FINDINGS_PER_KIND` findings of each kind, in their order."""
+    taken: Counter[str] = Counter()
+    kept = []
+    for finding in findings:
+        taken[finding["kind"]] += 1
+        if taken[finding["kind"]] <= HTML_FINDINGS_PER_KIND:
+            kept.append(finding)
+    return kept
+
+
 def _html(
-    report: AuditReport, summary: dict[str, Any], findings: list[dict[str, Any]], verdict: dict[str, Any], file: Any
+    report: AuditReport,
+    *,
+    summary: dict[str, Any],
+    findings: list[dict[str, Any]],
+    verdict: dict[str, Any],
+    urls: list[Row],
+    file: Any,
 ) -> None:
     templates = files("crawler.audit") / "templates"
     script = (templates / "report.js").read_text(encoding="utf-8")
@@ -142,8 +189,11 @@ def _html(
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
     kinds = {entry["kind"]: entry for entry in verdict["kinds"]}
-    data = {"urls": report.rows, "findings": findings, "kinds": kinds, "comparing": report.compare is not None}
+    shown = _capped(findings)
+    data = {"urls": urls, "findings": shown, "kinds": kinds, "comparing": report.compare is not None}
     template.stream(
+        shown={"urls": len(urls), "findings": len(shown), "every_finding": len(findings)},
+        html_findings_per_kind=HTML_FINDINGS_PER_KIND,
         verdict=verdict,
         heads=[finding for finding in findings if finding["kind"] == Kind.STAGING_BLOCKER.value],
         compare=report.compare,
@@ -201,7 +251,7 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
 
     verdict = report.verdict()
     findings = report.finding_dicts(public)
-    payload = {
+    head = {
         "verdict": verdict["verdict"],
         "blocker_line": verdict["blocker"],
         "audit": report.audit,
@@ -211,13 +261,10 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
         "blockers": report.blockers,
         "sitemaps": report.sitemaps,
         "findings": findings,
-        "urls": report.rows,
     }
-    _replace(target("report.json"), lambda f: json.dump(payload, f, ensure_ascii=False, indent=1))
-    _replace(
-        target("urls.csv"),
-        lambda f: _csv_rows(f, URL_COLUMNS, ([_cell(row, c) for c in URL_COLUMNS] for row in report.rows)),
-    )
+    shown = _Shown(HTML_URL_ROWS)
+    with _replacing(target("report.json")) as json_file, _replacing(target("urls.csv")) as csv_file:
+        _write_rows(report, head, (json_file, csv_file), shown)
     for kind in Kind:
         lines = []
         for finding in report.findings:
@@ -228,5 +275,24 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
             target(f"findings-{kind.value}.csv"),
             lambda f, lines=lines: _csv_rows(f, ("url", "production_url", "detail", "related"), lines),
         )
-    _replace(target("report.html"), lambda f: _html(report, summary, findings, verdict, f))
+    _replace(
+        target("report.html"),
+        lambda f: _html(report, summary=summary, findings=findings, verdict=verdict, urls=shown.rows(), file=f),
+    )
     return written
+
+
+def _write_rows(report: AuditReport, head: dict[str, Any], files: tuple[IO[str], IO[str]], shown: _Shown) -> None:
+    """report.json (*head*, then ``urls``: one row a line) and urls.csv, in one pass over the rows."""
+    json_file, csv_file = files
+    text = json.dumps(head, ensure_ascii=False, indent=1)
+    json_file.write(text[: text.rindex("}")].rstrip() + ',\n "urls": [')
+    writer = csv.writer(csv_file)
+    writer.writerow(URL_COLUMNS)
+    separator = "\n  "
+    for row in report.rows():
+        json_file.write(separator + json.dumps(row, ensure_ascii=False))
+        separator = ",\n  "
+        writer.writerow([spreadsheet_safe(_cell(row, column)) for column in URL_COLUMNS])
+        shown.offer(row)
+    json_file.write("\n ]\n}\n")

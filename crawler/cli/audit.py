@@ -20,10 +20,10 @@ from typing import Any
 
 from scrapy.settings import Settings
 
-from crawler.audit.analysis import NotFoundPage
 from crawler.audit.build import build_report
 from crawler.audit.changes import PreviousAudit
 from crawler.audit.existing import ExistingSitemaps, read_existing
+from crawler.audit.facts import NotFoundPage
 from crawler.audit.findings import Finding
 from crawler.audit.preflight import PreflightError, preflight
 from crawler.audit.record import open_record
@@ -92,7 +92,7 @@ def _existing(
     )
     if not sources and not refused:
         return None
-    existing = read_existing(sources, options, hosts)
+    existing = read_existing(sources, options, hosts, db)
     existing.findings[:0] = refused
     return existing
 
@@ -191,10 +191,10 @@ def _audit(
             not_found=_comparable(checked.not_found, config),
             existing=existing,
         )
+        compare_with(report, gate[1], config.audit.hosts.to_production if config.audit.hosts else None)
+        write_report(report, folder, config.audit.hosts.to_production if config.audit.hosts else None)
     finally:
         db.close()
-    compare_with(report, gate[1], config.audit.hosts.to_production if config.audit.hosts else None)
-    write_report(report, folder, config.audit.hosts.to_production if config.audit.hosts else None)
     output.swap_in()  # OUT is now this audit's output, all of it
     published = result.export.publish
     preview = None if published is None else out / published.index_path.name

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from crawler.audit.record import SCHEMA
+from crawler.audit.record import SCHEMA, record_page
 from crawler.context import config_of
 from crawler.downloadermiddlewares.robotstxt import SiteRules
 from crawler.items import PageFacts
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["AuditRecorder"]
 
 _BATCH = 500
-_INSERT_PAGE = "INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class AuditRecorder:
@@ -82,28 +81,30 @@ class AuditRecorder:
     def _record(self, item: PageFacts, reason: str | None, detail: str) -> None:
         if self.db is None:
             return
-        row = (
-            item.url,
-            item.status,
-            reason,
-            detail or None,
-            item.depth,
-            item.referrer,
-            item.canonical,
-            item.redirect_to,
-            json.dumps(item.redirect_chain) if item.redirect_chain else None,
-            item.title,
-            item.content_type,
-            item.content_digest,
-            json.dumps(item.header_robots) if item.header_robots else None,
-            json.dumps(item.meta_robots) if item.meta_robots else None,
-            json.dumps(item.alternates) if item.alternates else None,
-            len(item.images),
-            json.dumps(item.notes) if item.notes else None,
-            item.response_ms,
-            item.body_bytes,
+        record_page(
+            self.db,
+            {
+                "url": item.url,
+                "status": item.status,
+                "reason": reason,
+                "detail": detail or None,
+                "depth": item.depth,
+                "referrer": item.referrer,
+                "canonical": item.canonical,
+                "redirect_to": item.redirect_to,
+                "redirect_chain": json.dumps(item.redirect_chain) if item.redirect_chain else None,
+                "title": item.title,
+                "content_type": item.content_type,
+                "digest": item.content_digest,
+                "header_robots": json.dumps(item.header_robots) if item.header_robots else None,
+                "meta_robots": json.dumps(item.meta_robots) if item.meta_robots else None,
+                "alternates": json.dumps(item.alternates) if item.alternates else None,
+                "images": len(item.images),
+                "notes": json.dumps(item.notes) if item.notes else None,
+                "response_ms": item.response_ms,
+                "bytes": item.body_bytes,
+            },
         )
-        self.db.execute(_INSERT_PAGE, row)
         if item.links:
             self._links(self.db, item)
         self._tick()
@@ -137,7 +138,7 @@ class AuditRecorder:
 
     def engine_stopped(self) -> None:
         if self.db is not None:
-            self.db.execute("CREATE INDEX IF NOT EXISTS links_by_target ON links (target)")
+            self.db.execute("CREATE INDEX IF NOT EXISTS links_to ON links (target, source, click, anchor)")
             self.db.commit()
             self.db.close()
             self.db = None
