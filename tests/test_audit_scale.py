@@ -9,7 +9,7 @@ import csv
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from crawler import regular_file
 from crawler.audit import changes, report
 from crawler.audit.build import build_report
 from crawler.audit.changes import read_previous
+from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.record import open_record, record_page
 from crawler.audit.report import AuditReport, Row, write_report
@@ -44,6 +45,12 @@ def rows(count: int) -> Iterator[Row]:
         }
 
 
+def stored(findings: Iterable[Finding] = ()) -> FindingStore:
+    store = FindingStore(sqlite3.connect(":memory:"), HOSTS.to_production)
+    store.add(findings)
+    return store
+
+
 def html_data(folder: Path) -> dict[str, object]:
     html = (folder / "report.html").read_text(encoding="utf-8")
     found = re.search(r'<script type="application/json" id="audit-data">(.*?)</script>', html, re.DOTALL)
@@ -56,7 +63,7 @@ def test_report_html_shows_a_bounded_share_of_the_rows_notable_first_and_the_fil
 ) -> None:
     monkeypatch.setattr(report, "HTML_URL_ROWS", 12)
     monkeypatch.setattr(report, "HTML_FINDINGS_PER_KIND", 3)
-    findings = [Finding(Kind.SOFT_404, f"{STAGING}page-{n}", "title says not found") for n in range(5, 80, 11)]
+    findings = stored(Finding(Kind.SOFT_404, f"{STAGING}page-{n}", "title says not found") for n in range(5, 80, 11))
     audit = {"start_url": STAGING, "production_url": HOSTS.production}
     counts = {"urls": 80, "outcomes": {"excluded": 11, "listed": 69}, "reasons": {"status": 11}}
     written = AuditReport(audit, [], {}, findings, counts, lambda: rows(80))
@@ -82,7 +89,7 @@ def test_report_html_shows_a_bounded_share_of_the_rows_notable_first_and_the_fil
 def test_a_small_report_html_shows_every_row_and_says_nothing_of_a_cap(tmp_path: Path) -> None:
     audit = {"start_url": STAGING, "production_url": HOSTS.production}
     counts = {"urls": 30, "outcomes": {"excluded": 5, "listed": 25}, "reasons": {"status": 5}}
-    write_report(AuditReport(audit, [], {}, [], counts, lambda: rows(30)), tmp_path)
+    write_report(AuditReport(audit, [], {}, stored(), counts, lambda: rows(30)), tmp_path)
     assert len(html_data(tmp_path)["urls"]) == 30  # type: ignore[arg-type]
     assert "urls-capped" not in (tmp_path / "report.html").read_text(encoding="utf-8")
 
@@ -92,7 +99,7 @@ def test_compare_reads_the_head_of_an_earlier_report_not_its_rows(
 ) -> None:
     audit = {"start_url": STAGING + "start", "production_url": HOSTS.production, "finished": "2026-12-01T00:00:00"}
     blocker = Finding(Kind.STAGING_BLOCKER, STAGING, "Disallow: /", grouped={"orphans": [f"{STAGING}lonely"]})
-    findings = [blocker, Finding(Kind.BROKEN_LINKS, f"{STAGING}gone", "HTTP 404, linked from 1 page")]
+    findings = stored([blocker, Finding(Kind.BROKEN_LINKS, f"{STAGING}gone", "HTTP 404, linked from 1 page")])
     counts = {"urls": 3000, "outcomes": {"listed": 3000}, "reasons": {}}
     write_report(AuditReport(audit, [], {}, findings, counts, lambda: rows(3000)), tmp_path, HOSTS.to_production)
     size = (tmp_path / "report.json").stat().st_size
@@ -108,7 +115,7 @@ def test_an_earlier_report_too_big_before_its_rows_is_refused_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     audit = {"start_url": STAGING, "production_url": HOSTS.production}
-    findings = [Finding(Kind.SOFT_404, f"{STAGING}page-{n}", "x" * 200) for n in range(50)]
+    findings = stored(Finding(Kind.SOFT_404, f"{STAGING}page-{n}", "x" * 200) for n in range(50))
     write_report(AuditReport(audit, [], {}, findings, {"urls": 0, "outcomes": {}, "reasons": {}}), tmp_path)
     monkeypatch.setattr(changes, "MAX_REPORT_BYTES", 2000)
     with pytest.raises(ValueError, match=r"--compare .*report.json: not readable \(larger than 2,000 bytes"):
@@ -147,7 +154,7 @@ def test_the_rows_are_read_from_the_record_with_click_depth_inlinks_and_listing(
     audit = {"start_url": f"{STAGING}p0", "production_url": None}
     built = build_report(db, audit=audit, hosts=None, deep_threshold=30, blockers=[], not_found=None, existing=None)
     assert built.summary()["urls"] == 40
-    deep = [finding.url for finding in built.findings if finding.kind is Kind.DEEP_PAGES]
+    deep = [finding.url for finding in built.findings.of_kind(Kind.DEEP_PAGES)]
     assert deep == [f"{STAGING}p{n}" for n in range(31, 40)]
     table = {row["url"]: row for row in built.rows()}
     assert table[f"{STAGING}p7"]["depth"] == 7 and table[f"{STAGING}p7"]["inlinks"] == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from crawler.audit.changes import NEW, STILL_THERE, PreviousAudit, mark
+from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.verdict import SEVERITY, Severity, rule, verdict_line
 from crawler.validate.sets import check_set
@@ -233,12 +235,18 @@ def test_the_verdict_line() -> None:
     )
 
 
+def stored(*findings: Finding) -> FindingStore:
+    store = FindingStore(sqlite3.connect(":memory:"))
+    store.add(findings)
+    return store
+
+
 def test_several_findings_on_one_url_are_matched_by_text_then_one_for_one() -> None:
     previous = PreviousAudit("old", None)
     previous.findings[("hreflang-errors", "u")] = [{"kind": "hreflang-errors", "detail": "de"}, {"detail": "fr"}]
-    now = [Finding(Kind.HREFLANG_ERRORS, "u", "fr"), Finding(Kind.HREFLANG_ERRORS, "u", "it"),
-           Finding(Kind.HREFLANG_ERRORS, "u", "es")]  # fmt: skip
-    block = mark(now, previous, lambda url: url)
+    now = stored(Finding(Kind.HREFLANG_ERRORS, "u", "fr"), Finding(Kind.HREFLANG_ERRORS, "u", "it"),
+                 Finding(Kind.HREFLANG_ERRORS, "u", "es"))  # fmt: skip
+    block = mark(now, previous)
     assert [f.change for f in now] == [STILL_THERE, STILL_THERE, NEW]
     assert (block["new"], block["still_there"], block["fixed"]) == (1, 2, 0)
 
@@ -247,12 +255,12 @@ def test_findings_a_blocker_grouped_are_neither_new_nor_fixed() -> None:
     """Lifting a blocker shows the rows it hid: they were there (grouped), so they are not news."""
     previous = PreviousAudit("old", None, grouped={("listed-not-indexable", "u")})
     previous.findings[("staging-blocker", "start")] = [{"kind": "staging-blocker", "detail": "meta"}]
-    now = [Finding(Kind.LISTED_NOT_INDEXABLE, "u", "noindex (HTTP 200)")]
-    block = mark(now, previous, lambda url: url)
-    assert now[0].change == STILL_THERE and block["fixed"] == 1  # the blocker itself is fixed
+    now = stored(Finding(Kind.LISTED_NOT_INDEXABLE, "u", "noindex (HTTP 200)"))
+    block = mark(now, previous)
+    assert [f.change for f in now] == [STILL_THERE] and block["fixed"] == 1  # the blocker itself is fixed
     # And the other way round: a blocker put up groups what the earlier audit listed; nothing is fixed.
     earlier = PreviousAudit("old", None)
     earlier.findings[("listed-not-indexable", "u")] = [{"kind": "listed-not-indexable", "detail": "redirect"}]
-    head = Finding(Kind.STAGING_BLOCKER, "start", "meta", grouped={"listed-not-indexable": ["u"]})
-    block = mark([head], earlier, lambda url: url)
-    assert head.change == NEW and block["fixed"] == 0
+    head = stored(Finding(Kind.STAGING_BLOCKER, "start", "meta", grouped={"listed-not-indexable": ["u"]}))
+    block = mark(head, earlier)
+    assert [f.change for f in head] == [NEW] and block["fixed"] == 0

@@ -1,8 +1,9 @@
 """The audit, put together: every URL of the record explained, every finding
 gathered, staging blockers confirmed (pure).
 
-The findings are held in memory (a few per problem, not per page); the URL
-rows are read back from the record one by one while the report is written.
+The findings go to a table of the record (:mod:`crawler.audit.finding_store`)
+and the URL rows are read back from it one by one while the report is
+written: memory stays flat however big the site.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from crawler.audit.analysis import site_findings
 from crawler.audit.blockers import Blocker, confirm
 from crawler.audit.existing import ExistingSitemaps, compare
 from crawler.audit.facts import NotFoundPage, SiteFacts
+from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.grouping import group_under_blockers
 from crawler.audit.inlinks import linked_from
@@ -26,9 +28,7 @@ from crawler.hostmap import HostMap
 __all__ = ["build_report"]
 
 
-def _rows(
-    facts: SiteFacts, public: Callable[[str], str], compared: bool, kinds_of: dict[str, list[str]]
-) -> Iterator[Row]:
+def _rows(facts: SiteFacts, public: Callable[[str], str], compared: bool, findings: FindingStore) -> Iterator[Row]:
     for record in facts.rows():
         page = page_of(record)
         yield {
@@ -47,7 +47,7 @@ def _rows(
             "linked_from": linked_from(facts.db, page.url),
             "in_sitemaps": bool(record["in_sitemaps"]) if compared else None,
             "title": page.title,
-            "findings": " ".join(kinds_of.get(page.url, ())),
+            "findings": " ".join(findings.kinds_of(page.url)),
         }
 
 
@@ -74,26 +74,22 @@ def build_report(
     start_url = str(audit["start_url"])
     facts = SiteFacts(db, start_url, deep_threshold, not_found)
     confirmed = confirm(blockers, facts.pages("status = 200 AND digest IS NOT NULL")) if blockers else []
-    findings = [Finding(Kind.STAGING_BLOCKER, start_url, blocker.describe()) for blocker in confirmed]
+    production = hosts.to_production if hosts else (lambda url: url)
+    findings = FindingStore(db, production)
+    findings.add(Finding(Kind.STAGING_BLOCKER, start_url, blocker.describe()) for blocker in confirmed)
     # The site's own https hosts: an http:// link to them is mixed content.
     public = hosts.production if hosts else start_url
     names = tuple(
         name for url in (start_url, public) if url.startswith("https://") and (name := urlsplit(url).hostname)
     )
-    findings += site_findings(db, facts, names)
+    findings.add(site_findings(db, facts, names))
     if existing is not None:
-        findings += existing.findings
+        findings.add(existing.findings)
     compared = existing is not None and bool(existing.sources)
     if existing is not None and compared:  # none read (all off the origin): nothing to compare
-        findings += compare(existing, facts)
+        findings.add(compare(existing, facts))
     if not audit.get("as_if_no_blocker"):  # read away, the blocker causes nothing: every finding is the site's
-        findings = group_under_blockers(findings, confirmed, facts.get, robots_obeyed=not audit.get("ignore_robots"))
-    kinds_of: dict[str, list[str]] = {}
-    for finding in findings:
-        kinds = kinds_of.setdefault(finding.url, [])
-        if finding.kind.value not in kinds:
-            kinds.append(finding.kind.value)
-    production = hosts.to_production if hosts else (lambda url: url)
+        group_under_blockers(findings, confirmed, facts.get, robots_obeyed=not audit.get("ignore_robots"))
     sitemaps = {
         "sources": existing.sources if existing else [],
         "files": existing.files if existing else 0,
@@ -101,5 +97,5 @@ def build_report(
     }
     described = [{"kind": blocker.kind, "value": blocker.value, "detail": blocker.describe()} for blocker in confirmed]
     return AuditReport(
-        audit, described, sitemaps, findings, _counts(db), lambda: _rows(facts, production, compared, kinds_of)
+        audit, described, sitemaps, findings, _counts(db), lambda: _rows(facts, production, compared, findings)
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding
 from crawler.hostmap import HostMap
 from crawler.regular_file import read_until
@@ -120,28 +121,31 @@ def _pair(current: list[Finding], earlier: list[dict[str, Any]]) -> list[dict[st
     return list(left)
 
 
-def mark(findings: list[Finding], previous: PreviousAudit, public: Callable[[str], str]) -> dict[str, Any]:
+def mark(findings: FindingStore, previous: PreviousAudit) -> dict[str, Any]:
     """Set each finding's ``change``; the ``compare`` block of the report (counts and the fixed findings)."""
-    by_key: dict[Key, list[Finding]] = {}
-    grouped: set[Key] = set()
-    for finding in findings:
-        by_key.setdefault((finding.kind.value, public(finding.url)), []).append(finding)
-        grouped.update((kind, public(url)) for kind, urls in finding.grouped.items() for url in urls)
+    public = findings.public
+    grouped = {(kind, public(url)) for head in findings.heads() for kind, urls in head.grouped.items() for url in urls}
     fixed = []
     for key, earlier in previous.findings.items():
-        left = _pair(by_key.get(key, []), earlier)
+        current = findings.of_key(*key)
+        left = _pair(current, earlier)
+        for finding in current:
+            findings.update(finding)
         if key not in grouped:
             fixed += left
-    for key, current in by_key.items():
-        if key not in previous.findings:
-            for finding in current:
-                finding.change = STILL_THERE if key in previous.grouped else NEW
-    changes = [finding.change for finding in findings]
+    new: list[int | None] = []
+    still_there: list[int | None] = []
+    for finding in findings.unmarked():  # on a key the earlier audit did not have
+        key = (finding.kind.value, public(finding.url))
+        (still_there if key in previous.grouped else new).append(finding.seq)
+    findings.mark(new, NEW)
+    findings.mark(still_there, STILL_THERE)
+    changes = findings.changes()
     return {
         "with": previous.folder,
         "finished": previous.finished,
-        "new": changes.count(NEW),
-        "still_there": changes.count(STILL_THERE),
+        "new": changes[NEW],
+        "still_there": changes[STILL_THERE],
         "fixed": len(fixed),
         "fixed_findings": [
             {key: item.get(key) for key in ("kind", "url", "production_url", "detail")} for item in fixed

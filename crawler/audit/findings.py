@@ -44,3 +44,4 @@ class Finding:
     #: On a staging blocker's finding: the findings it causes, by kind, not listed one per URL.
     grouped: dict[str, list[str]] = field(default_factory=dict)
     change: str | None = None  # with --compare: "new" or "still there"
+    seq: int | None = None  # its place in a FindingStore, once stored

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from crawler.audit.blockers import Blocker
+from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.record import Page
 
@@ -20,6 +21,10 @@ __all__ = ["RERUN", "group_under_blockers"]
 
 #: The option that reads the blocker away, named in the grouped finding.
 RERUN = "--as-if-no-blocker"
+
+
+#: The kinds a blocker can cause (:func:`_caused`), in the order they are grouped.
+_CAUSED_KINDS = (Kind.LISTED_NOT_INDEXABLE, Kind.CANONICAL_NOT_INDEXABLE, Kind.ORPHANS)
 
 
 def _reason(blocker: Blocker) -> str:
@@ -50,27 +55,27 @@ def _describe(grouped: dict[str, list[str]]) -> str:
 
 
 def group_under_blockers(
-    findings: list[Finding],
+    findings: FindingStore,
     blockers: list[Blocker],
     page_of: Callable[[str], Page | None],
     *,
     robots_obeyed: bool = True,
-) -> list[Finding]:
-    """*findings* with those the confirmed *blockers* cause folded into the blockers' findings
-    (the blockers' findings are the ``staging-blocker`` ones, in the same order)."""
-    heads = [finding for finding in findings if finding.kind is Kind.STAGING_BLOCKER]
-    pairs = list(zip(heads, blockers, strict=False))
+) -> None:
+    """Fold the findings the confirmed *blockers* cause into the blockers' findings
+    (the ``staging-blocker`` ones, in the same order), in *findings*."""
+    pairs = list(zip(findings.heads(), blockers, strict=False))
     if not pairs:
-        return findings
-    kept = []
-    for finding in findings:
-        head = next((head for head, blocker in pairs if _caused(finding, blocker, page_of, robots_obeyed)), None)
-        if head is None:
-            kept.append(finding)
-        else:
-            head.grouped.setdefault(finding.kind.value, []).append(finding.url)
+        return
+    caused = []
+    for kind in _CAUSED_KINDS:
+        for finding in findings.of_kind(kind):
+            head = next((head for head, blocker in pairs if _caused(finding, blocker, page_of, robots_obeyed)), None)
+            if head is not None:
+                head.grouped.setdefault(finding.kind.value, []).append(finding.url)
+                caused.append(finding.seq)
+    findings.remove(caused)
     for head, _ in pairs:
         if head.grouped:
             head.detail += _describe(head.grouped)
             head.related = sorted({url for urls in head.grouped.values() for url in urls})
-    return kept
+            findings.update(head)

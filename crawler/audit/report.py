@@ -17,7 +17,6 @@ import csv
 import hashlib
 import json
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,10 +27,11 @@ from typing import IO, Any
 from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
+from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding, Kind
 from crawler.audit.verdict import rule, verdict_block
 
-__all__ = ["HTML_FINDINGS_PER_KIND", "HTML_URL_ROWS", "AuditReport", "Row", "write_report"]
+__all__ = ["HTML_FINDINGS_PER_KIND", "HTML_URL_ROWS", "AuditReport", "Row", "finding_dict", "write_report"]
 
 #: URL rows in report.html (those with a finding, or left out, first): a browser
 #: stays quick; every row is in urls.csv and report.json.
@@ -68,37 +68,36 @@ class AuditReport:
     audit: dict[str, Any]  # what was audited and how (no secret in it)
     blockers: list[dict[str, str]]
     sitemaps: dict[str, Any]
-    findings: list[Finding]
+    findings: FindingStore
     counts: dict[str, Any] = field(default_factory=lambda: {"urls": 0, "outcomes": {}, "reasons": {}})
     #: Every URL's row, read afresh on each call (from the audit record, which stays open until written).
     rows: Callable[[], Iterator[Row]] = lambda: iter(())
     compare: dict[str, Any] | None = None  # with --compare: counts and the fixed findings (crawler.audit.changes)
 
     def summary(self) -> dict[str, Any]:
-        kinds = Counter(str(finding.kind) for finding in self.findings)
+        kinds = self.findings.counts()
         findings = {kind.value: kinds[kind.value] for kind in Kind if kinds[kind.value]}
         return {**self.counts, "findings": findings}
 
     def verdict(self) -> dict[str, Any]:
         """The verdict, the blocker line, the compare line and every kind (crawler.audit.verdict)."""
         read_away = bool(self.audit.get("as_if_no_blocker"))
-        return verdict_block(self.findings, self.blockers, read_away, self.compare)
+        counts = self.findings.counts()
+        return verdict_block(counts, self.findings.heads(), self.blockers, read_away=read_away, compare=self.compare)
 
-    def finding_dicts(self, public: Any = None) -> list[dict[str, Any]]:
-        public = public or (lambda url: url)
-        return [
-            {
-                "kind": str(f.kind),
-                "severity": str(rule(f.kind.value).severity),
-                "url": f.url,
-                "production_url": public(f.url),
-                "detail": f.detail,
-                "related": f.related,
-                **({"grouped": f.grouped} if f.grouped else {}),
-                **({"change": f.change} if f.change else {}),
-            }
-            for f in self.findings
-        ]
+
+def finding_dict(finding: Finding, public: Callable[[str], str]) -> dict[str, Any]:
+    """A finding as report.json and report.html give it."""
+    return {
+        "kind": str(finding.kind),
+        "severity": str(rule(finding.kind.value).severity),
+        "url": finding.url,
+        "production_url": public(finding.url),
+        "detail": finding.detail,
+        "related": finding.related,
+        **({"grouped": finding.grouped} if finding.grouped else {}),
+        **({"change": finding.change} if finding.change else {}),
+    }
 
 
 @contextmanager
@@ -163,22 +162,18 @@ def _chart(summary: dict[str, Any]) -> dict[str, Any]:
     return {"bars": bars, "height": max(22, 22 * len(bars))}
 
 
-def _capped(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """At most :data:`HTML_FINDINGS_PER_KIND` findings of each kind, in their order."""
-    taken: Counter[str] = Counter()
-    kept = []
-    for finding in findings:
-        taken[finding["kind"]] += 1
-        if taken[finding["kind"]] <= HTML_FINDINGS_PER_KIND:
-            kept.append(finding)
-    return kept
+def _capped(findings: FindingStore, public: Callable[[str], str]) -> list[dict[str, Any]]:
+    """At most :data:`HTML_FINDINGS_PER_KIND` findings of each kind, kind by kind."""
+    return [
+        finding_dict(finding, public) for kind in Kind for finding in findings.of_kind(kind, HTML_FINDINGS_PER_KIND)
+    ]
 
 
 def _html(
     report: AuditReport,
     *,
     summary: dict[str, Any],
-    findings: list[dict[str, Any]],
+    public: Callable[[str], str],
     verdict: dict[str, Any],
     urls: list[Row],
     file: Any,
@@ -189,13 +184,13 @@ def _html(
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
     kinds = {entry["kind"]: entry for entry in verdict["kinds"]}
-    shown = _capped(findings)
+    shown = _capped(report.findings, public)
     data = {"urls": urls, "findings": shown, "kinds": kinds, "comparing": report.compare is not None}
     template.stream(
-        shown={"urls": len(urls), "findings": len(shown), "every_finding": len(findings)},
+        shown={"urls": len(urls), "findings": len(shown), "every_finding": sum(summary["findings"].values())},
         html_findings_per_kind=HTML_FINDINGS_PER_KIND,
         verdict=verdict,
-        heads=[finding for finding in findings if finding["kind"] == Kind.STAGING_BLOCKER.value],
+        heads=[finding_dict(head, public) for head in report.findings.heads()],
         compare=report.compare,
         audit=report.audit,
         blockers=report.blockers,
@@ -239,9 +234,9 @@ def _csv_rows(file: Any, header: tuple[str, ...], rows: Any) -> None:
     writer.writerows([spreadsheet_safe(cell) for cell in row] for row in rows)
 
 
-def write_report(report: AuditReport, folder: Path, production: Any = None) -> list[Path]:
+def write_report(report: AuditReport, folder: Path, production: Callable[[str], str] | None = None) -> list[Path]:
     """Every report file in *folder*; *production* maps a URL to its production form."""
-    public = production or (lambda url: url)
+    public = production or report.findings.public
     summary = report.summary()
     written = []
 
@@ -250,7 +245,6 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
         return folder / name
 
     verdict = report.verdict()
-    findings = report.finding_dicts(public)
     head = {
         "verdict": verdict["verdict"],
         "blocker_line": verdict["blocker"],
@@ -260,39 +254,58 @@ def write_report(report: AuditReport, folder: Path, production: Any = None) -> l
         "compare": None if report.compare is None else {"line": verdict["compare"], **report.compare},
         "blockers": report.blockers,
         "sitemaps": report.sitemaps,
-        "findings": findings,
     }
     shown = _Shown(HTML_URL_ROWS)
     with _replacing(target("report.json")) as json_file, _replacing(target("urls.csv")) as csv_file:
-        _write_rows(report, head, (json_file, csv_file), shown)
+        _write_json_and_rows(report, head, public, (json_file, csv_file), shown)
     for kind in Kind:
-        lines = []
-        for finding in report.findings:
-            if finding.kind is kind:
-                for related in finding.related or [""]:
-                    lines.append((finding.url, public(finding.url), finding.detail, related))
+        lines = (
+            (finding.url, public(finding.url), finding.detail, related)
+            for finding in report.findings.of_kind(kind)
+            for related in finding.related or [""]
+        )
         _replace(
             target(f"findings-{kind.value}.csv"),
             lambda f, lines=lines: _csv_rows(f, ("url", "production_url", "detail", "related"), lines),
         )
     _replace(
         target("report.html"),
-        lambda f: _html(report, summary=summary, findings=findings, verdict=verdict, urls=shown.rows(), file=f),
+        lambda f: _html(report, summary=summary, public=public, verdict=verdict, urls=shown.rows(), file=f),
     )
     return written
 
 
-def _write_rows(report: AuditReport, head: dict[str, Any], files: tuple[IO[str], IO[str]], shown: _Shown) -> None:
-    """report.json (*head*, then ``urls``: one row a line) and urls.csv, in one pass over the rows."""
+def _lines(file: IO[str], items: Iterator[Any]) -> None:
+    """A JSON array's items, one a line (a string in JSON holds no raw newline)."""
+    separator = "\n  "
+    for item in items:
+        file.write(separator + json.dumps(item, ensure_ascii=False))
+        separator = ",\n  "
+    file.write("\n ]")
+
+
+def _write_json_and_rows(
+    report: AuditReport,
+    head: dict[str, Any],
+    public: Callable[[str], str],
+    files: tuple[IO[str], IO[str]],
+    shown: _Shown,
+) -> None:
+    """report.json (*head*, then ``findings`` and ``urls``, one a line) and urls.csv, in one pass over
+    the rows (``urls`` last: ``--compare`` reads what comes before it)."""
     json_file, csv_file = files
     text = json.dumps(head, ensure_ascii=False, indent=1)
-    json_file.write(text[: text.rindex("}")].rstrip() + ',\n "urls": [')
+    json_file.write(text[: text.rindex("}")].rstrip() + ',\n "findings": [')
+    _lines(json_file, (finding_dict(finding, public) for finding in report.findings))
+    json_file.write(',\n "urls": [')
     writer = csv.writer(csv_file)
     writer.writerow(URL_COLUMNS)
-    separator = "\n  "
-    for row in report.rows():
-        json_file.write(separator + json.dumps(row, ensure_ascii=False))
-        separator = ",\n  "
-        writer.writerow([spreadsheet_safe(_cell(row, column)) for column in URL_COLUMNS])
-        shown.offer(row)
-    json_file.write("\n ]\n}\n")
+
+    def rows() -> Iterator[Row]:
+        for row in report.rows():
+            writer.writerow([spreadsheet_safe(_cell(row, column)) for column in URL_COLUMNS])
+            shown.offer(row)
+            yield row
+
+    _lines(json_file, rows())
+    json_file.write("\n}\n")

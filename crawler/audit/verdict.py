@@ -161,13 +161,18 @@ def kinds_block(counts: Mapping[str, int], grouped: Mapping[str, int]) -> list[d
 
 
 def verdict_block(
-    findings: list[Finding], blockers: list[dict[str, Any]], read_away: bool, compare: dict[str, Any] | None
+    counts: Mapping[str, int],
+    heads: list[Finding],
+    blockers: list[dict[str, Any]],
+    *,
+    read_away: bool,
+    compare: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The report's head: the verdict, the blocker line, the compare line and every kind."""
-    counts = Counter(finding.kind.value for finding in findings)
+    """The report's head: the verdict, the blocker line, the compare line and every kind
+    (*counts* by kind; *heads*, the staging blockers' findings, with what they group)."""
     grouped: Counter[str] = Counter()
-    for finding in findings:
-        grouped.update({kind: len(urls) for kind, urls in finding.grouped.items()})
+    for head in heads:
+        grouped.update({kind: len(urls) for kind, urls in head.grouped.items()})
     line = None
     if compare is not None:
         when = f" (finished {compare['finished']})" if compare.get("finished") else ""
@@ -175,7 +180,7 @@ def verdict_block(
             f"Compared with {compare['with']}{when}: {compare['new']} new, "
             f"{compare['still_there']} still there, {compare['fixed']} fixed"
         )
-    critical = any(counts[name] for name in counts if rule(name).severity is Severity.CRITICAL)
+    critical = any(count for name, count in counts.items() if rule(name).severity is Severity.CRITICAL)
     return {
         "verdict": verdict_line(counts),
         "ready": not critical,

@@ -191,17 +191,17 @@ def _audit(
             not_found=_comparable(checked.not_found, config),
             existing=existing,
         )
-        compare_with(report, gate[1], config.audit.hosts.to_production if config.audit.hosts else None)
+        compare_with(report, gate[1])
         write_report(report, folder, config.audit.hosts.to_production if config.audit.hosts else None)
+        output.swap_in()  # OUT is now this audit's output, all of it (the record, still open, unlinked)
+        published = result.export.publish
+        preview = None if published is None else out / published.index_path.name
+        seconds = time.monotonic() - began
+        return print_summary(
+            report, gate[0], out=out, seconds=seconds, preview=preview, json_logs=config.log_format == "json"
+        )
     finally:
-        db.close()
-    output.swap_in()  # OUT is now this audit's output, all of it
-    published = result.export.publish
-    preview = None if published is None else out / published.index_path.name
-    seconds = time.monotonic() - began
-    return print_summary(
-        report, gate[0], out=out, seconds=seconds, preview=preview, json_logs=config.log_format == "json"
-    )
+        db.close()  # the report's findings live in it until the summary is printed
 
 
 def _comparable(not_found: NotFoundPage | None, config: SitemapConfig) -> NotFoundPage | None:

@@ -7,7 +7,6 @@ they act on it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,16 +59,17 @@ def previous_audit(folder: Any, fail_on: FailOn) -> PreviousAudit | None:
         raise UsageError(str(error)) from None
 
 
-def compare_with(report: AuditReport, previous: PreviousAudit | None, production: Callable[[str], str] | None) -> None:
+def compare_with(report: AuditReport, previous: PreviousAudit | None) -> None:
     if previous is not None:
-        report.compare = mark(report.findings, previous, production or (lambda url: url))
+        report.compare = mark(report.findings, previous)
 
 
 def _failing(report: AuditReport, fail_on: FailOn) -> list[str]:
     """The ``--fail-on`` names found; a kind grouped under a staging blocker still counts."""
-    present = {finding.kind for finding in report.findings if finding.kind in fail_on.kinds}
-    present |= {Kind(kind) for f in report.findings for kind in f.grouped if Kind(kind) in fail_on.kinds}
-    new = {finding.kind for finding in report.findings if finding.kind in fail_on.new and finding.change == NEW}
+    counts = report.findings.counts()
+    present = {kind for kind in fail_on.kinds if counts[kind.value]}
+    present |= {Kind(kind) for head in report.findings.heads() for kind in head.grouped if Kind(kind) in fail_on.kinds}
+    new = {kind for kind in fail_on.new if kind.value in report.findings.kinds_marked(NEW)}
     return sorted(kind.value for kind in present) + sorted(_NEW + kind.value for kind in new)
 
 
@@ -91,7 +91,7 @@ def print_summary(
         return code
     lines = [verdict["verdict"]]
     read_away = " (read away by --as-if-no-blocker)" if report.audit.get("as_if_no_blocker") else ""
-    blockers = [f"STAGING BLOCKER: {f.detail}{read_away}" for f in report.findings if f.kind is Kind.STAGING_BLOCKER]
+    blockers = [f"STAGING BLOCKER: {f.detail}{read_away}" for f in report.findings.heads()]
     lines += blockers or [verdict["blocker"]]
     if verdict["compare"]:
         lines.append(verdict["compare"])
