@@ -75,10 +75,11 @@ def report_only(record: Path, out: Path) -> None:
     audit = {"start_url": STAGING, "production_url": HOSTS.production, "started": "", "finished": ""}
     report = build_report(db, audit=audit, hosts=HOSTS, deep_threshold=5, blockers=[], not_found=None, existing=None)
     write_report(report, out, HOSTS.to_production)  # the rows are read from the record as they are written
+    findings = len(report.findings)
     db.close()
     seconds = time.monotonic() - started
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "rss": rss, "findings": len(report.findings)}))
+    print(json.dumps({"seconds": seconds, "rss": rss, "findings": findings}))
 
 
 def time_to_interactive(report: Path) -> float | None:
@@ -120,8 +121,10 @@ def main() -> None:
     write_record(record, args.urls)
     print(f"record of {args.urls:,} URLs and {args.urls * 20:,} links written in {time.monotonic() - started:.1f} s")
     child = subprocess.run(
-        [sys.executable, __file__, "--report-only", str(record), str(WORK)], capture_output=True, text=True, check=True
+        [sys.executable, __file__, "--report-only", str(record), str(WORK)], capture_output=True, text=True, check=False
     )
+    if child.returncode:
+        sys.exit(f"the report failed:\n{child.stderr}")
     figures = json.loads(child.stdout)
     size = (WORK / "report.html").stat().st_size / 1e6
     print(

@@ -76,6 +76,43 @@ def test_follow_crawls_on_from_the_listed_pages_and_stdin_is_a_list(server: Site
     assert check_set(tmp_path / "out" / "sitemap.xml", root) == []
 
 
+def test_a_slow_pipe_holds_back_the_next_urls_never_the_crawl(server: SiteServer, tmp_path: Path) -> None:
+    """stdin is read off the reactor: the first URL is fetched while the pipe has not said more
+    (read on the reactor, the crawl would wait for the next line, and this test for ever)."""
+    root = server.url("/").rstrip("/")
+    with subprocess.Popen(
+        [str(CLI), "crawl", root + "/", "--out", str(tmp_path / "out"), "--no-state", "--delay", "0", "-q",
+         "--urls", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    ) as process:  # fmt: skip
+        assert process.stdin is not None
+        try:
+            process.stdin.write("/canon-self.html\n")
+            process.stdin.flush()
+            first = server.wait_for(2, timeout=60)  # robots.txt, then the page, with the pipe still open
+            assert first == ["/robots.txt", "/canon-self.html"], first
+            process.stdin.write("/noindex.html\n")
+            _, errors = process.communicate(timeout=120)  # closes stdin: the end of the list
+            assert process.returncode == 0, errors
+        finally:
+            process.kill()
+    assert server.paths() == ["/robots.txt", "/canon-self.html", "/noindex.html"]
+    assert check_set(tmp_path / "out" / "sitemap.xml", root) == []
+
+
+def test_a_line_too_long_is_said_and_never_held_whole(tmp_path: Path) -> None:
+    from crawler.spiders.url_list import MAX_LINE, listed_urls
+
+    path = tmp_path / "urls.txt"
+    path.write_bytes(b"/a\n/" + b"x" * (5 * MAX_LINE) + b"\n/b\n" + b"\xff\xfe\n")
+    read = list(listed_urls(str(path), "http://127.0.0.1:9/"))
+    assert read[0] == ("http://127.0.0.1:9/a", None)
+    assert read[1][1] == f"line 2: longer than {MAX_LINE:,} characters" and len(read[1][0]) == 200
+    assert read[2] == ("http://127.0.0.1:9/b", None)  # the long line's tail is no line of its own
+    assert read[3][1] == "line 4: not UTF-8 text"
+    assert len(read) == 4
+
+
 @pytest.mark.parametrize(
     ("options", "words"),
     [

@@ -33,7 +33,7 @@ from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
 from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
-from crawler.spiders.url_list import listed_urls
+from crawler.spiders.url_list import listed_batches
 from crawler.state.store import UNKNOWN
 from crawler.stats import Stat, key
 from crawler.urls import UrlSet, normalize_or_raw
@@ -108,11 +108,24 @@ class SiteSpider(Following, SitemapSeeds):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.mode is RunMode.CRAWL and self.config.urls_file:
+            async for batch in listed_batches(self.config.urls_file, self.config.start_url):
+                for output in self.listed_outputs(batch):
+                    yield output
+            return
         for output in self.first_outputs():
             yield output
 
+    def listed_outputs(self, batch: list[tuple[str, str | None]]) -> Iterator[Request | PageFacts]:
+        """List mode's URLs (a window of lines read off the reactor); a line that is none is said."""
+        for url, why in batch:
+            if why is None:
+                yield from self.follow_url(url, depth=0, referrer=None)
+            else:
+                self.crawler.signals.send_catch_log(signal=url_warning, url=url, code="list-invalid", detail=why)
+
     def first_outputs(self) -> Iterator[Request | PageFacts]:
-        """The start URL; an update's URLs; list mode's (read as the crawl asks); or a resumed frontier."""
+        """The start URL; an update's URLs; or a resumed frontier."""
         if self.mode is RunMode.UPDATE:
             for url in self.config.update_remove:
                 self.seen.add(url)
@@ -121,12 +134,6 @@ class SiteSpider(Following, SitemapSeeds):
                 yield from self.follow_url(url, depth=0, referrer=None)
         elif self.mode is RunMode.RESUME:
             yield from self.resume()
-        elif self.config.urls_file:
-            for url, why in listed_urls(self.config.urls_file, self.config.start_url):
-                if why is None:
-                    yield from self.follow_url(url, depth=0, referrer=None)
-                else:
-                    self.crawler.signals.send_catch_log(signal=url_warning, url=url, code="list-invalid", detail=why)
         else:
             yield from self.follow_url(self.config.start_url, depth=0, referrer=None)
 
