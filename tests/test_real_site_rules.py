@@ -316,11 +316,15 @@ def test_of_two_copies_the_simpler_url_is_kept_whichever_answers_first(site: App
     post, comment_page = routes["/post/"], routes["/post/comment-page-1/"]
     assert isinstance(post, tuple) and isinstance(comment_page, tuple)
 
+    answered: list[str] = []
+
     def slow_post(target: str) -> tuple[int, dict[str, str], str]:
-        comment_page_served.wait(20)  # the server answers the copy first: an event, bounded
+        copy_first = comment_page_served.wait(20)  # the server answers the copy first: an event, bounded
+        answered.append("post" if copy_first else "post, before the copy")
         return post
 
     def first_comment_page(target: str) -> tuple[int, dict[str, str], str]:
+        answered.append("copy")
         comment_page_served.set()
         return comment_page
 
@@ -329,6 +333,7 @@ def test_of_two_copies_the_simpler_url_is_kept_whichever_answers_first(site: App
     site.routes.update({"/": (200, HTML, home), "/post/": slow_post, "/post/comment-page-1/": first_comment_page})
     result = crawl(origin, tmp_path / "out")
     assert result.code == 0, result.process.stderr
+    assert answered == ["copy", "post"]  # the case this test is about: the copy answered first
     assert origin + "post/" in result.listed
     assert result.reason(origin + "post/comment-page-1/") == "duplicate"
 
