@@ -21,6 +21,7 @@ from typing import Any
 from scrapy.crawler import Crawler, CrawlerProcess
 from scrapy.settings import Settings
 
+from crawler import reactor_runs
 from crawler.cli.crawl_summary import crawl_failure, notification_line, plural, summarize, summary_event
 from crawler.cli.exits import (
     EXIT_PUBLIC_COPY_WRONG,
@@ -166,7 +167,7 @@ def _run_process(
     for logger in loggers:
         logger.setLevel(settings.get("LOG_LEVEL"))
     try:
-        process.start()
+        reactor_runs.start(process)
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)

@@ -27,6 +27,7 @@ from scrapy.http import Response
 from scrapy.settings import Settings
 from twisted.python.failure import Failure
 
+from crawler import reactor_runs
 from crawler.check.findings import ServedFinding
 from crawler.check.plan import PAGE_BYTES, Fetch, SetCheck
 from crawler.check.result import CheckResult
@@ -180,14 +181,6 @@ class CheckSpider(Spider):
         self._timer.cancel()
 
 
-def _reactor_has_run() -> bool:
-    if "twisted.internet.reactor" not in sys.modules:
-        return False
-    from twisted.internet import reactor  # noqa: PLC0415 - only to ask whether it ran
-
-    return bool(getattr(reactor, "_startedBefore", False))
-
-
 def check_published(
     url: str,
     *,
@@ -205,7 +198,7 @@ def check_published(
         "user_agent": user_agent, "expect": expect, "sample": sample, "extra_urls": extra_urls,
         "timeout": timeout, "deadline": deadline, "robots_agent": robots_agent, "max_crawl_delay": max_crawl_delay,
     }  # fmt: skip
-    if _reactor_has_run():
+    if reactor_runs.has_run():
         return _in_child(url, options)
     plan = SetCheck(
         url, user_agent=user_agent, robots_agent=robots_agent, sample=sample, extra_urls=extra_urls, expect=expect
@@ -213,7 +206,7 @@ def check_published(
     process = CrawlerProcess(check_settings(user_agent, timeout))
     process.crawl(CheckSpider, plan=plan, deadline=deadline, max_crawl_delay=max_crawl_delay)
     started = time.monotonic()
-    process.start()
+    reactor_runs.start(process)
     return plan.finish(time.monotonic() - started)
 
 
