@@ -9,7 +9,7 @@ URL ?=
 OUT ?= sitemaps
 ARGS ?=
 
-.PHONY: install crawl test test-tools lint docs mutants bench bench-tools
+.PHONY: install crawl test test-fast test-tools lint docs mutants bench bench-tools
 
 $(BIN)/sitemap-crawler: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ TEST_PACKAGES := chromium chromium-driver chromium-headless-shell podman buildah
 # recommends and with no service started by the packages (policy-rc.d), so nothing binds a port.
 REALAPP_PACKAGES := nginx wordpress wordpress-theme-twentytwentyone php-fpm php-mysql php-gd php-xml php-mbstring \
   mariadb-server nodejs
+# Before a commit: every fast test (tests/lanes.py), in about a minute.
+test-fast:
+	$(BIN)/python -m pytest -q -m fast
+
 test-tools:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
 	  && command -v chromium-headless-shell >/dev/null && command -v podman >/dev/null \

@@ -1,4 +1,5 @@
-"""A download that got no response, in words a user can act on (no Scrapy import).
+"""What went wrong, in words a user can act on (no Scrapy import): a mistake of theirs
+(:class:`ConfigError`), or a download that got no response.
 
 Scrapy's own errors say enough ("Connection was refused by other side", "DNS lookup
 failed"), but one that failed inside Twisted's HTTP client arrives as a list of Failure
@@ -9,7 +10,15 @@ HTTP reads ``[<twisted.python.failure.Failure OpenSSL.SSL.Error: [('SSL routines
 
 from __future__ import annotations
 
-__all__ = ["failure_text"]
+__all__ = ["ConfigError", "failure_text"]
+
+
+class ConfigError(ValueError):
+    """A mistake in what the user asked for (an option, a config file, a state store or folder
+    not fit for the command): the CLI says it in one line, exit status 2. Any other exception
+    is a bug, said as one and shown whole with ``-v``. A ``ValueError`` still, so code that
+    catches those keeps working."""
+
 
 #: Words of an OpenSSL error -> what they mean for the user.
 _TLS_HINTS = {

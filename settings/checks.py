@@ -14,6 +14,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crawler.failures import ConfigError
+
 if TYPE_CHECKING:
     from settings.config import SitemapConfig
 
@@ -74,9 +76,9 @@ def check_paths(config: SitemapConfig) -> None:
     served = config.audit.record_path is None
     for what, path in files.items():
         if path == out:
-            raise ValueError(f"{what} {path} would be the output folder itself")
+            raise ConfigError(f"{what} {path} would be the output folder itself")
         if served and out in path.parents:
-            raise ValueError(f"{what} {path} is inside the output folder {out}, which is served publicly")
+            raise ConfigError(f"{what} {path} is inside the output folder {out}, which is served publicly")
     for (first, one), (second, other) in combinations(files.items(), 2):
         if one == other:
-            raise ValueError(f"{first} and {second} would be the same file: {one}")
+            raise ConfigError(f"{first} and {second} would be the same file: {one}")

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
+from crawler.failures import ConfigError
 from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore
 from crawler.page.languages import news_language
 from crawler.scope import UrlPatterns
@@ -132,7 +133,7 @@ class SitemapConfig:
         strip = QueryParamFilter(strings(settings, "SITEMAP_STRIP_QUERY_PARAMS"))
         raw_start = settings.get("SITEMAP_START_URL")
         if not raw_start:
-            raise ValueError("SITEMAP_START_URL is not set (give the URL to crawl, e.g. -a url=https://example.com/)")
+            raise ConfigError("SITEMAP_START_URL is not set (give the URL to crawl, e.g. -a url=https://example.com/)")
         start_url = _absolute_url("SITEMAP_START_URL", str(raw_start), strip)
         output_dir = Path(settings.get("SITEMAP_OUTPUT_DIR") or "sitemaps")
         audit = read_audit(settings, start_url)
@@ -142,7 +143,7 @@ class SitemapConfig:
         if not base_url.endswith("/"):
             base_url += "/"
         if site_root(base_url) != public_root:
-            raise ValueError(
+            raise ConfigError(
                 f"SITEMAP_BASE_URL {base_url} must be on the {'production' if audit.hosts else 'crawled'} site "
                 f"{public_root}: "
                 "a sitemap may only list URLs of its own scheme and host"
@@ -150,7 +151,7 @@ class SitemapConfig:
         report = settings.get("SITEMAP_REPORT_PATH")
         basename = str(settings.get("SITEMAP_BASENAME") or "sitemap")
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", basename):
-            raise ValueError(f"SITEMAP_BASENAME {basename!r} must be a plain file name stem")
+            raise ConfigError(f"SITEMAP_BASENAME {basename!r} must be a plain file name stem")
         patterns = UrlPatterns(_patterns(settings, "SITEMAP_INCLUDE"), _patterns(settings, "SITEMAP_EXCLUDE"))
         config = cls(
             start_url=start_url,
@@ -242,9 +243,9 @@ def _absolute_url(key: str, value: str, strip: QueryParamFilter) -> str:
     try:
         url = normalize_url(value, params=strip)
     except ValueError:
-        raise ValueError(f"{key}: {value!r} is not an absolute http(s) URL") from None
+        raise ConfigError(f"{key}: {value!r} is not an absolute http(s) URL") from None
     if not urlsplit(url).hostname:
-        raise ValueError(f"{key}: {value!r} has no host")
+        raise ConfigError(f"{key}: {value!r} has no host")
     return url
 
 
@@ -252,7 +253,7 @@ def _patterns(settings: BaseSettings, key: str) -> tuple[re.Pattern[str], ...]:
     try:
         return tuple(re.compile(p) for p in strings(settings, key))
     except re.error as error:
-        raise ValueError(f"{key}: bad regular expression: {error}") from None
+        raise ConfigError(f"{key}: bad regular expression: {error}") from None
 
 
 def _indexnow(settings: BaseSettings, start_url: str) -> dict[str, Any]:
@@ -262,14 +263,14 @@ def _indexnow(settings: BaseSettings, start_url: str) -> dict[str, Any]:
     if not endpoint and not key:
         return {"indexnow_endpoint": None, "indexnow_key": None, "indexnow_key_location": None, "indexnow_batch": batch}
     if not endpoint or not key:
-        raise ValueError("IndexNow needs both SITEMAP_INDEXNOW_ENDPOINT and SITEMAP_INDEXNOW_KEY")
+        raise ConfigError("IndexNow needs both SITEMAP_INDEXNOW_ENDPOINT and SITEMAP_INDEXNOW_KEY")
     if not re.fullmatch(r"[A-Za-z0-9-]{8,128}", str(key)):
-        raise ValueError("SITEMAP_INDEXNOW_KEY must be 8 to 128 letters, digits or '-' (indexnow.org)")
+        raise ConfigError("SITEMAP_INDEXNOW_KEY must be 8 to 128 letters, digits or '-' (indexnow.org)")
     endpoint = _absolute_url("SITEMAP_INDEXNOW_ENDPOINT", str(endpoint), QueryParamFilter(()))
     location = settings.get("SITEMAP_INDEXNOW_KEY_LOCATION") or f"{site_root(start_url)}{key}.txt"
     location = _absolute_url("SITEMAP_INDEXNOW_KEY_LOCATION", str(location), QueryParamFilter(()))
     if site_root(location) != site_root(start_url):
-        raise ValueError("SITEMAP_INDEXNOW_KEY_LOCATION must be on the crawled site")
+        raise ConfigError("SITEMAP_INDEXNOW_KEY_LOCATION must be on the crawled site")
     return {
         "indexnow_endpoint": endpoint,
         "indexnow_key": str(key),
@@ -287,7 +288,7 @@ def _state_path(settings: BaseSettings, output_dir: Path) -> Path | None:
 def _choice(settings: BaseSettings, key: str, choices: tuple[str, ...]) -> str:
     value = str(settings.get(key) or choices[0]).strip().lower()
     if value not in choices:
-        raise ValueError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
+        raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
     return value
 
 
@@ -296,18 +297,18 @@ def _sections(settings: BaseSettings) -> tuple[tuple[str, re.Pattern[str]], ...]
     if isinstance(raw, str):
         raw = dict(part.split("=", 1) for part in raw.split(",") if "=" in part)
     if not isinstance(raw, dict):
-        raise ValueError("SITEMAP_SHARD_SECTIONS must map section names to URL patterns")  # noqa: TRY004
+        raise ConfigError("SITEMAP_SHARD_SECTIONS must map section names to URL patterns")
     sections = []
     for name, pattern in raw.items():
         if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)) or name in RESERVED_GROUPS:
-            raise ValueError(
+            raise ConfigError(
                 f"SITEMAP_SHARD_SECTIONS: section name {name!r} must be lower-case letters, digits, '-'"
                 f" and not {' or '.join(sorted(RESERVED_GROUPS))}"
             )
         try:
             sections.append((str(name), re.compile(str(pattern))))
         except re.error as error:
-            raise ValueError(f"SITEMAP_SHARD_SECTIONS: bad regular expression for {name!r}: {error}") from None
+            raise ConfigError(f"SITEMAP_SHARD_SECTIONS: bad regular expression for {name!r}: {error}") from None
     return tuple(sections)
 
 
@@ -315,14 +316,14 @@ def _id_pattern(settings: BaseSettings) -> re.Pattern[str] | None:
     raw = settings.get("SITEMAP_SHARD_ID_PATTERN")
     if not raw:
         if str(settings.get("SITEMAP_SHARD_STRATEGY")).lower() == "id":
-            raise ValueError("SITEMAP_SHARD_STRATEGY 'id' needs SITEMAP_SHARD_ID_PATTERN (a regex with one group)")
+            raise ConfigError("SITEMAP_SHARD_STRATEGY 'id' needs SITEMAP_SHARD_ID_PATTERN (a regex with one group)")
         return None
     try:
         pattern = re.compile(str(raw))
     except re.error as error:
-        raise ValueError(f"SITEMAP_SHARD_ID_PATTERN: bad regular expression: {error}") from None
+        raise ConfigError(f"SITEMAP_SHARD_ID_PATTERN: bad regular expression: {error}") from None
     if pattern.groups < 1:
-        raise ValueError("SITEMAP_SHARD_ID_PATTERN needs one group that captures the numeric ID")
+        raise ConfigError("SITEMAP_SHARD_ID_PATTERN needs one group that captures the numeric ID")
     return pattern
 
 
@@ -331,7 +332,7 @@ def _news_language(value: object) -> str | None:
         return None
     code = news_language(str(value))
     if code is None:
-        raise ValueError(f"SITEMAP_NEWS_LANGUAGE: {value!r} is not an ISO 639 language code")
+        raise ConfigError(f"SITEMAP_NEWS_LANGUAGE: {value!r} is not an ISO 639 language code")
     return code
 
 

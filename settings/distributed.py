@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from scrapy.settings import BaseSettings, Settings
 
+from crawler.failures import ConfigError
 from settings.ranges import RANGES
 from settings.values import adapts, number, whole_number
 
@@ -57,17 +58,17 @@ def shared_secret(environ: Mapping[str, str], path: str | None) -> bytes | None:
         where = f"the shared secret file {path}"
         file = Path(path)
         if not file.is_file():  # not a FIFO or a device: reading one could hang
-            raise ValueError(f"{where} is not a readable file")
+            raise ConfigError(f"{where} is not a readable file")
         try:
             with file.open("rb") as opened:
                 lines = opened.read(4096).decode("utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as error:
-            raise ValueError(f"cannot read {where}: {getattr(error, 'strerror', None) or error}") from None
+            raise ConfigError(f"cannot read {where}: {getattr(error, 'strerror', None) or error}") from None
         value = lines[0] if lines else ""
     if not value:
         return None
     if len(value.strip()) < MIN_SECRET:
-        raise ValueError(f"{where}: the shared secret must be at least {MIN_SECRET} characters")
+        raise ConfigError(f"{where}: the shared secret must be at least {MIN_SECRET} characters")
     return value.strip().encode()
 
 
@@ -81,8 +82,8 @@ def check_auth(url: str, insecure: bool) -> None:
     if insecure and local:
         return
     if insecure:
-        raise ValueError(f"--insecure-redis is for a Redis on 127.0.0.1 only, not {masked_url(url)}")
-    raise ValueError(
+        raise ConfigError(f"--insecure-redis is for a Redis on 127.0.0.1 only, not {masked_url(url)}")
+    raise ConfigError(
         f"the Redis URL {masked_url(url)} has no password: a shared crawl needs Redis AUTH "
         "(requirepass or an ACL user: redis://[USER]:PASSWORD@HOST:PORT/DB); "
         "for a Redis on 127.0.0.1 only, --insecure-redis"
@@ -95,23 +96,23 @@ def check_ca_file(url: str, path: str | None) -> str | None:
     A URL's own TLS options (``?ssl_cert_reqs=none``) are refused: certificates are always checked."""
     weakening = sorted({name for name, _ in parse_qsl(urlsplit(url).query) if name.lower().startswith("ssl")})
     if weakening:
-        raise ValueError(f"the Redis URL sets {', '.join(weakening)}: TLS options come from --redis-ca-file only")
+        raise ConfigError(f"the Redis URL sets {', '.join(weakening)}: TLS options come from --redis-ca-file only")
     if not path:
         return None
     if urlsplit(url).scheme != "rediss":
-        raise ValueError(f"--redis-ca-file is for a TLS Redis (rediss://), not {masked_url(url)}")
+        raise ConfigError(f"--redis-ca-file is for a TLS Redis (rediss://), not {masked_url(url)}")
     file = Path(path)
     if not file.is_file():  # not a FIFO or a device: reading one could hang
-        raise ValueError(f"--redis-ca-file {path} is not a readable file")
+        raise ConfigError(f"--redis-ca-file {path} is not a readable file")
     try:
         with file.open("rb") as opened:
             opened.read(1)
     except OSError as error:
-        raise ValueError(f"cannot read --redis-ca-file {path}: {error.strerror or error}") from None
+        raise ConfigError(f"cannot read --redis-ca-file {path}: {error.strerror or error}") from None
     try:
         ssl.create_default_context(cafile=path)
     except ssl.SSLError:
-        raise ValueError(f"--redis-ca-file {path} holds no CA certificate (PEM)") from None
+        raise ConfigError(f"--redis-ca-file {path} holds no CA certificate (PEM)") from None
     return path
 
 
@@ -153,11 +154,11 @@ def read_distributed(settings: BaseSettings, start_url: str, output_dir: str) ->
     workers = whole_number(settings, "SITEMAP_WORKERS")
     if not url:
         if settings.get("SITEMAP_REDIS_CA_FILE"):  # --workers alone: a private Redis, without TLS
-            raise ValueError("--redis-ca-file is for a crawl shared through a TLS Redis (--distributed rediss://...)")
+            raise ConfigError("--redis-ca-file is for a crawl shared through a TLS Redis (--distributed rediss://...)")
         return None
     url = str(url)
     if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
-        raise ValueError(f"SITEMAP_DISTRIBUTED {masked_url(url)!r} is not a redis:// URL")
+        raise ConfigError(f"SITEMAP_DISTRIBUTED {masked_url(url)!r} is not a redis:// URL")
     crawl = str(settings.get("SITEMAP_CRAWL_ID") or "")
     if not crawl:
         crawl = hashlib.sha256(f"{start_url} {output_dir}".encode()).hexdigest()[:16]

@@ -14,6 +14,8 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from crawler.failures import ConfigError
+
 __all__ = [
     "ENV_PREFIX",
     "KINDS",
@@ -58,17 +60,17 @@ def _from_text(text: str, kind: str, where: str) -> Any:
             return True
         if value.lower() in _FALSE:
             return False
-        raise ValueError(f"{where}: not true or false: {text!r}")
+        raise ConfigError(f"{where}: not true or false: {text!r}")
     if kind == "int":
         try:
             return int(value)
         except ValueError:
-            raise ValueError(f"{where}: not an integer: {text!r}") from None
+            raise ConfigError(f"{where}: not an integer: {text!r}") from None
     if kind == "float":
         try:
             return float(value)
         except ValueError:
-            raise ValueError(f"{where}: not a number: {text!r}") from None
+            raise ConfigError(f"{where}: not a number: {text!r}") from None
     if kind == "list":
         return [part.strip() for part in value.split(",") if part.strip()]
     return value
@@ -87,7 +89,7 @@ def typed(value: Any, kind: str, where: str) -> Any:
     if kind == "list" and isinstance(value, list) and all(isinstance(item, str | int | float) for item in value):
         return [str(item) for item in value]
     expected = {"bool": "true or false", "int": "an integer", "float": "a number", "list": "a list", "str": "a string"}
-    raise ValueError(f"{where}: not {expected[kind]}: {value!r}")
+    raise ConfigError(f"{where}: not {expected[kind]}: {value!r}")
 
 
 def unknown(what: str, name: str, known: Iterable[str], prefix: str = "") -> str:
@@ -105,7 +107,7 @@ def check_variables(environ: Mapping[str, str], known: Iterable[str]) -> None:
     names = frozenset(known) | OTHER_VARIABLES
     for name in sorted(environ):
         if name.startswith(ENV_PREFIX) and name not in names:
-            raise ValueError(unknown("environment variable", name, names, ENV_PREFIX) + ": nothing reads it")
+            raise ConfigError(unknown("environment variable", name, names, ENV_PREFIX) + ": nothing reads it")
 
 
 def from_environment(kinds: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:

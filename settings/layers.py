@@ -20,6 +20,7 @@ from typing import Any
 
 from scrapy.settings import Settings
 
+from crawler.failures import ConfigError
 from settings.environment import check_variables, env_name, from_environment, typed, unknown
 from settings.options import EXTENDING, OPTION_SETTINGS, PROFILES
 
@@ -32,23 +33,23 @@ def load_config_file(path: str, kinds: Mapping[str, str] | None = None) -> dict[
     try:
         # Only a regular file: opening a FIFO waits for a writer, a device may never end.
         if not stat.S_ISREG(Path(path).stat().st_mode):
-            raise ValueError(f"config file {path} is not a regular file")
+            raise ConfigError(f"config file {path} is not a regular file")
         with open(path, "rb") as file:
             data = tomllib.load(file)
     except OSError as error:
-        raise ValueError(f"cannot read config file {path}: {error.strerror}") from None
+        raise ConfigError(f"cannot read config file {path}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ValueError(f"config file {path} is not valid TOML: {error}") from None
+        raise ConfigError(f"config file {path} is not valid TOML: {error}") from None
     options: dict[str, Any] = {}
     raw_settings = data.pop("settings", {})
     for key, value in data.items():
         dest = key.replace("-", "_")
         if dest not in OPTION_SETTINGS:
             names = [name.replace("_", "-") for name in OPTION_SETTINGS]
-            raise ValueError(f"config file {path}: {unknown('option', key, names)}")
+            raise ConfigError(f"config file {path}: {unknown('option', key, names)}")
         options[dest] = typed(value, kinds[dest], f"config file {path}: {key}") if kinds and dest in kinds else value
     if not isinstance(raw_settings, dict):
-        raise ValueError(f"config file {path}: [settings] must be a table")  # noqa: TRY004 - a user mistake
+        raise ConfigError(f"config file {path}: [settings] must be a table")
     options["_settings"] = raw_settings
     return options
 
@@ -56,7 +57,7 @@ def load_config_file(path: str, kinds: Mapping[str, str] | None = None) -> dict[
 def _profile(args: argparse.Namespace, default: str | None, environ: Mapping[str, str]) -> str | None:
     name = getattr(args, "profile", None) or environ.get(env_name("profile")) or default
     if name is not None and name not in PROFILES:
-        raise ValueError(f"profile {name!r} is not one of {', '.join(PROFILES)}")
+        raise ConfigError(f"profile {name!r} is not one of {', '.join(PROFILES)}")
     return name
 
 
@@ -93,7 +94,7 @@ def build_layers(
         file_options = load_config_file(config, kinds)
         for setting, value in file_options.pop("_settings").items():
             if str(setting) not in known:
-                raise ValueError(f"config file {config} [settings]: {_unknown_setting(str(setting), known)}")
+                raise ConfigError(f"config file {config} [settings]: {_unknown_setting(str(setting), known)}")
             settings.set(str(setting), value, priority="cmdline")
             origins[str(setting)] = f"config file {config} [settings]"
         given += [
@@ -117,13 +118,13 @@ def build_layers(
     for item in args.set:
         setting, sep, value = item.partition("=")
         if not sep or not setting:
-            raise ValueError(f"--set expects NAME=VALUE, not {item!r}")
+            raise ConfigError(f"--set expects NAME=VALUE, not {item!r}")
         if setting.strip() not in known:
-            raise ValueError(f"--set: {_unknown_setting(setting.strip(), known)}")
+            raise ConfigError(f"--set: {_unknown_setting(setting.strip(), known)}")
         settings.set(setting.strip(), value, priority="cmdline")
         origins[setting.strip()] = "--set"
     if not settings.get("SITEMAP_START_URL"):
-        raise ValueError(f"no start URL: give URL, or set {env_name('url')} or url in the config file")
+        raise ConfigError(f"no start URL: give URL, or set {env_name('url')} or url in the config file")
     return settings, origins
 
 
@@ -152,6 +153,6 @@ def _sections(values: list[str]) -> dict[str, str]:
     for value in values:
         name, sep, pattern = value.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"--shard-section expects NAME=REGEX, not {value!r}")
+            raise ConfigError(f"--shard-section expects NAME=REGEX, not {value!r}")
         sections[name.strip()] = pattern
     return sections

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from crawler.failures import ConfigError
 from crawler.protocol import MAX_BYTES, MAX_IMAGES_PER_URL, MAX_LOC_LENGTH, MAX_URLS
 
 __all__ = ["RANGES", "Range", "checked", "option_type"]
@@ -100,13 +101,13 @@ def checked(name: str, value: object) -> float:
     kind = "a whole number" if span.whole else "a number"
     number = _parse(value, span.whole)
     if number is None:
-        raise ValueError(f"{name} must be {kind} ({span.describe()}), not {_shown(value)}")
+        raise ConfigError(f"{name} must be {kind} ({span.describe()}), not {_shown(value)}")
     if isinstance(number, float) and not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite number ({span.describe()}), not {number}")
+        raise ConfigError(f"{name} must be a finite number ({span.describe()}), not {number}")
     if number < span.low:
-        raise ValueError(f"{name} must be at least {_figure(span.low)} ({span.describe()}), not {_shown(number)}")
+        raise ConfigError(f"{name} must be at least {_figure(span.low)} ({span.describe()}), not {_shown(number)}")
     if number > span.high:
-        raise ValueError(f"{name} must be at most {_figure(span.high)} ({span.describe()}), not {_shown(number)}")
+        raise ConfigError(f"{name} must be at most {_figure(span.high)} ({span.describe()}), not {_shown(number)}")
     return number
 
 

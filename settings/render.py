@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
+from crawler.failures import ConfigError
 from crawler.urls import normalize_url, site_root
 from settings.options import RENDER_MODES
 from settings.values import number, strings, whole_number
@@ -43,17 +44,17 @@ class Render:
 def read_render(settings: BaseSettings, start_url: str) -> Render:
     mode = str(settings.get("SITEMAP_RENDER") or "never").strip().lower()
     if mode not in RENDER_MODES:
-        raise ValueError(f"SITEMAP_RENDER must be one of {', '.join(RENDER_MODES)}, not {mode!r}")
+        raise ConfigError(f"SITEMAP_RENDER must be one of {', '.join(RENDER_MODES)}, not {mode!r}")
     origins = []
     for origin in strings(settings, "SITEMAP_RENDER_ALLOW_ORIGINS"):
         if "@" in urlsplit(origin).netloc:
-            raise ValueError("SITEMAP_RENDER_ALLOW_ORIGINS: an origin with credentials (user:password@) is refused")
+            raise ConfigError("SITEMAP_RENDER_ALLOW_ORIGINS: an origin with credentials (user:password@) is refused")
         try:
             root = site_root(normalize_url(origin))
         except ValueError:
             root = ""
         if not root or urlsplit(origin).path.strip("/") or urlsplit(origin).query:
-            raise ValueError(f"SITEMAP_RENDER_ALLOW_ORIGINS: {origin!r} is not an origin (scheme://host[:port])")
+            raise ConfigError(f"SITEMAP_RENDER_ALLOW_ORIGINS: {origin!r} is not an origin (scheme://host[:port])")
         origins.append(root)
     chromium = str(settings.get("SITEMAP_CHROMIUM") or "")
     return Render(
@@ -74,11 +75,11 @@ def _browser(given: str) -> str:
         path = Path(given)
         found = given if path.is_absolute() or os.sep in given else shutil.which(given)
         if not found or not Path(found).is_file() or not os.access(found, os.X_OK):
-            raise ValueError(f"--chromium {given}: no executable file there")
+            raise ConfigError(f"--chromium {given}: no executable file there")
         return str(Path(found).resolve())
     found = shutil.which(CHROMIUM_BINARY)
     if found is None:
-        raise ValueError(
+        raise ConfigError(
             f"--render needs Chromium: install Debian's {CHROMIUM_BINARY} package "
             f"(apt-get install {CHROMIUM_BINARY}), give --chromium PATH, or run the image built with"
             " --build-arg RENDER=1"

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
+from crawler.failures import ConfigError
 from crawler.sitemaps.remote import S3Location, parse_s3_url
 
 __all__ = ["Publish", "read_publish"]
@@ -29,12 +30,12 @@ def read_publish(settings: BaseSettings) -> Publish | None:
     endpoint = settings.get("SITEMAP_S3_ENDPOINT_URL")
     if not url:
         if endpoint:
-            raise ValueError("SITEMAP_S3_ENDPOINT_URL is given without SITEMAP_PUBLISH (--publish s3://BUCKET/PREFIX)")
+            raise ConfigError("SITEMAP_S3_ENDPOINT_URL is given without SITEMAP_PUBLISH (--publish s3://BUCKET/PREFIX)")
         return None
     try:
         location = parse_s3_url(str(url))
     except ValueError as error:
-        raise ValueError(f"SITEMAP_PUBLISH: {error}") from None
+        raise ConfigError(f"SITEMAP_PUBLISH: {error}") from None
     return Publish(location, _endpoint(str(endpoint)) if endpoint else None)
 
 
@@ -45,9 +46,9 @@ def _endpoint(value: str) -> str:
     except ValueError:
         port_ok = False
     if "@" in parts.netloc:
-        raise ValueError("SITEMAP_S3_ENDPOINT_URL: the URL may not hold credentials (boto3 finds them itself)")
+        raise ConfigError("SITEMAP_S3_ENDPOINT_URL: the URL may not hold credentials (boto3 finds them itself)")
     if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok or parts.query or parts.fragment:
-        raise ValueError(f"SITEMAP_S3_ENDPOINT_URL: {value!r} is not an http(s)://HOST[:PORT] URL")
+        raise ConfigError(f"SITEMAP_S3_ENDPOINT_URL: {value!r} is not an http(s)://HOST[:PORT] URL")
     if re.search(r"\s", value.strip()):
-        raise ValueError(f"SITEMAP_S3_ENDPOINT_URL: {value!r} is not an http(s)://HOST[:PORT] URL")
+        raise ConfigError(f"SITEMAP_S3_ENDPOINT_URL: {value!r} is not an http(s)://HOST[:PORT] URL")
     return value.strip().rstrip("/")

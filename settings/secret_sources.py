@@ -12,6 +12,7 @@ import os
 import time
 from urllib.parse import urlsplit
 
+from crawler.failures import ConfigError
 from crawler.regular_file import read_regular_file
 
 __all__ = ["COOKIE_FILE_BYTES", "cookies_from_file", "headers_from_environment"]
@@ -28,9 +29,9 @@ def headers_from_environment(variables: list[str]) -> list[str]:
     for variable in variables:
         value = os.environ.get(variable)
         if value is None:
-            raise ValueError(f"--header-env {variable}: no such environment variable")
+            raise ConfigError(f"--header-env {variable}: no such environment variable")
         if ":" not in value or "\n" in value.strip():
-            raise ValueError(f"--header-env {variable}: expected 'Name: value' on one line")
+            raise ConfigError(f"--header-env {variable}: expected 'Name: value' on one line")
         lines.append(value)
     return lines
 
@@ -39,11 +40,11 @@ def _text(path: str) -> str:
     try:
         data = read_regular_file(path, COOKIE_FILE_BYTES)
     except OSError as error:
-        raise ValueError(f"cannot read --cookie-file {path}: {error.strerror or error}") from None
+        raise ConfigError(f"cannot read --cookie-file {path}: {error.strerror or error}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"--cookie-file {path} is not UTF-8 text") from None
+        raise ConfigError(f"--cookie-file {path} is not UTF-8 text") from None
 
 
 def _domain_matches(domain: str, subdomains: str, host: str) -> bool:
@@ -65,7 +66,7 @@ def _netscape(path: str, text: str, host: str, secure: bool) -> list[str]:
             continue
         fields = line.split("\t")
         if len(fields) != 7 or not fields[4].strip().isdigit():
-            raise ValueError(f"--cookie-file {path}:{number}: not a Netscape cookie line (7 fields, tab-separated)")
+            raise ConfigError(f"--cookie-file {path}:{number}: not a Netscape cookie line (7 fields, tab-separated)")
         domain, subdomains, _, only_https, expires, name, value = fields
         if 0 < int(expires) < now or not _domain_matches(domain, subdomains, host):
             continue  # expired (0: a session cookie, kept), or for another host
@@ -86,7 +87,7 @@ def cookies_from_file(path: str, url: str) -> list[str]:
     if text.lstrip().startswith(_NETSCAPE):
         cookies = _netscape(path, text, host, parts.scheme == "https")
         if not cookies:
-            raise ValueError(f"--cookie-file {path} holds no unexpired cookie for {host}")
+            raise ConfigError(f"--cookie-file {path} holds no unexpired cookie for {host}")
         return cookies
     cookies = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -95,8 +96,8 @@ def cookies_from_file(path: str, url: str) -> list[str]:
             continue
         name, sep, _ = line.partition("=")
         if not sep or not name.strip() or any(c in name for c in " \t;"):
-            raise ValueError(f"--cookie-file {path}:{number}: expected name=value")
+            raise ConfigError(f"--cookie-file {path}:{number}: expected name=value")
         cookies.append(line)
     if not cookies:
-        raise ValueError(f"--cookie-file {path} holds no cookie")
+        raise ConfigError(f"--cookie-file {path} holds no cookie")
     return cookies

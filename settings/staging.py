@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
+from crawler.failures import ConfigError
 from crawler.hostmap import HostMap
 from crawler.logs import MASK
 from crawler.page.headers import directive_value
@@ -87,23 +88,23 @@ def production_origin(value: object, staging: str) -> str:
     text = str(value).strip()
     shown = repr(text if len(text) <= 80 else text[:77] + "...")
     if not text:
-        raise ValueError(f"{key} is empty: give the production origin, e.g. https://www.example.com")
+        raise ConfigError(f"{key} is empty: give the production origin, e.g. https://www.example.com")
     no_credentials(key, text)
     scheme, sep, rest = text.partition("://")
     not_url = f"{key} {shown} is not an absolute http(s) URL with a host (https://www.example.com)"
     if not sep or scheme.lower() not in ("http", "https") or not rest or any(c.isspace() for c in text):
-        raise ValueError(not_url)
+        raise ConfigError(not_url)
     try:
         parts = urlsplit(text)
         origin = site_root(normalize_url(f"{parts.scheme}://{parts.netloc}/", params=QueryParamFilter(())))
     except ValueError:
-        raise ValueError(not_url) from None
+        raise ConfigError(not_url) from None
     if "?" in text or "#" in text:
-        raise ValueError(f"{key} {shown}: a query or fragment is not supported: give the origin ({origin})")
+        raise ConfigError(f"{key} {shown}: a query or fragment is not supported: give the origin ({origin})")
     if parts.path not in ("", "/"):
-        raise ValueError(f"{key} {shown}: a path is not supported: give the origin ({origin})")
+        raise ConfigError(f"{key} {shown}: a path is not supported: give the origin ({origin})")
     if origin == staging:
-        raise ValueError(f"{key} {origin} is the crawled (staging) origin itself: give the production origin")
+        raise ConfigError(f"{key} {origin} is the crawled (staging) origin itself: give the production origin")
     return origin
 
 
@@ -115,7 +116,7 @@ def _fail_on(settings: BaseSettings) -> frozenset[str]:
 
     known = [kind.value for kind in Kind]
     for name in sorted(name for name in names if name.removeprefix("new:") not in known):
-        raise ValueError(f"SITEMAP_AUDIT_FAIL_ON: unknown finding kind {name!r} (known: {', '.join(known)})")
+        raise ConfigError(f"SITEMAP_AUDIT_FAIL_ON: unknown finding kind {name!r} (known: {', '.join(known)})")
     return names
 
 
@@ -124,7 +125,7 @@ def _password(settings: BaseSettings) -> str | None:
     if variable:
         value = os.environ.get(str(variable))
         if value is None:
-            raise ValueError(f"--password-env {variable}: no such environment variable")
+            raise ConfigError(f"--password-env {variable}: no such environment variable")
         return value
     password = settings.get("SITEMAP_STAGING_PASSWORD") or os.environ.get("SITEMAP_STAGING_PASSWORD")
     return str(password) if password else None
@@ -135,10 +136,10 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
     user = settings.get("SITEMAP_STAGING_USER") or os.environ.get("SITEMAP_STAGING_USER")
     password = _password(settings)
     if password is not None and not user:
-        raise ValueError("a staging password needs a user (--user)")
+        raise ConfigError("a staging password needs a user (--user)")
     if user:
         if ":" in str(user):
-            raise ValueError("--user may not contain ':' (RFC 7617)")
+            raise ConfigError("--user may not contain ':' (RFC 7617)")
         token = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
         headers.append(("Authorization", f"Basic {token}"))
     lines = [*strings(settings, "SITEMAP_STAGING_HEADERS")]
@@ -146,7 +147,7 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
     for line in lines:
         name, sep, value = line.partition(":")
         if not sep or not name.strip() or any(c in name for c in " \t\r\n") or "\n" in value or "\r" in value:
-            raise ValueError("--header expects 'Name: value' on one line")
+            raise ConfigError("--header expects 'Name: value' on one line")
         headers.append((name.strip(), value.strip()))
     cookies = [*strings(settings, "SITEMAP_STAGING_COOKIES")]
     if os.environ.get("SITEMAP_STAGING_COOKIE"):
@@ -156,7 +157,7 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
     for cookie in cookies:
         name, sep, _ = cookie.partition("=")
         if not sep or not name.strip() or any(c in cookie for c in "\r\n"):
-            raise ValueError("--cookie expects name=value")
+            raise ConfigError("--cookie expects name=value")
     if cookies:
         headers.append(("Cookie", "; ".join(cookie.strip() for cookie in cookies)))
     if not headers:
@@ -169,7 +170,7 @@ def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:
     for item in strings(settings, "SITEMAP_IGNORE_DIRECTIVES"):
         source, sep, directive = item.partition(":")
         if not sep or source not in BLOCKER_SOURCES or not directive.strip():
-            raise ValueError(f"SITEMAP_IGNORE_DIRECTIVES entries are header:VALUE or meta:VALUE, not {item!r}")
+            raise ConfigError(f"SITEMAP_IGNORE_DIRECTIVES entries are header:VALUE or meta:VALUE, not {item!r}")
         pairs.add((source, directive_value(directive)))
     return frozenset(pairs)
 
@@ -184,7 +185,7 @@ def read_audit(settings: BaseSettings, start_url: str) -> Audit:
     for seed in seeds:
         no_credentials("SITEMAP_SEED_SITEMAPS (--sitemap)", seed)
         if not seed.startswith(("http://", "https://")):
-            raise ValueError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
+            raise ConfigError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
     return Audit(
         hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds,
         settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL"), settings.getbool("SITEMAP_ROBOTS_IGNORE_RULES"),

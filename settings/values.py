@@ -6,6 +6,7 @@ import re
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
+from crawler.failures import ConfigError
 from settings.ranges import RANGES, checked
 
 __all__ = ["adapts", "check_numbers", "no_credentials", "number", "strings", "whole_number"]
@@ -20,7 +21,7 @@ def strings(settings: BaseSettings, key: str) -> list[str]:
     try:
         return [str(v) for v in value]
     except TypeError:
-        raise ValueError(f"{key} must be a list of strings, not {value!r}") from None
+        raise ConfigError(f"{key} must be a list of strings, not {value!r}") from None
 
 
 def whole_number(settings: BaseSettings, key: str) -> int:
@@ -46,7 +47,7 @@ def no_credentials(key: str, url: str) -> None:
     how the staging site's basic auth is given. The message never repeats the URL."""
     authority = url.split("://", 1)[1] if "://" in url else url.lstrip("/")
     if "@" in re.split(r"[/?#]", authority, maxsplit=1)[0]:
-        raise ValueError(
+        raise ConfigError(
             f"{key}: a URL may not hold a user name or password (user:password@host); "
             "for the staging site's HTTP basic auth give --user NAME with --password-env VAR"
         )

@@ -16,6 +16,7 @@ import pytest
 from crawler.distributed.server import PrivateRedis
 from crawler.validate.document import check_document
 from crawler.validate.sets import check_set
+from tests.lanes import mark_lanes
 from tests.server import SITE_ROOT, SiteServer
 
 # Tests never touch the network: no proxy may redirect loopback traffic.
@@ -138,3 +139,8 @@ def crawl(start_url: str, out: Path, *options: str, env: dict[str, str] | None =
     origin = start_url.split("/", 3)
     listed = sitemap_locs(out, "/".join(origin[:3])) if (out / "sitemap.xml").exists() else []
     return CrawlResult(process, out, report, listed)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test in a lane, fast or slow (tests/lanes.py): ``make test-fast`` runs the fast one."""
+    mark_lanes(items)

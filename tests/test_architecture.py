@@ -60,3 +60,20 @@ def test_each_command_imports_only_what_it_needs(server: SiteServer, tmp_path: P
     # Playwright and its greenlet only when a page is rendered (--render), never for a plain crawl.
     heavy = {"redis", "aiohttp", "boto3", "botocore", "playwright", "greenlet"}
     assert not crawl & heavy, crawl & heavy
+
+
+def test_every_exit_status_of_the_cli_is_named_in_exits_py() -> None:
+    """A command returns ``EXIT_...`` from crawler/cli/exits.py, never a number of its own: the
+    table there (and the reference page made from it) is every status a script can see."""
+    import ast
+
+    literal = []
+    for path in sorted((ROOT / "crawler" / "cli").glob("*.py")):
+        if path.name == "exits.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            values = [node.value] if isinstance(node, ast.Return) and node.value is not None else []
+            values += [node.value.body, node.value.orelse] if values and isinstance(node.value, ast.IfExp) else []
+            if any(isinstance(value, ast.Constant) and type(value.value) is int for value in values):
+                literal.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert literal == [], f"exit statuses by number, not by name: {literal}"

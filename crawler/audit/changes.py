@@ -20,6 +20,7 @@ from typing import Any
 
 from crawler.audit.finding_store import FindingStore
 from crawler.audit.findings import Finding
+from crawler.failures import ConfigError
 from crawler.hostmap import HostMap
 from crawler.regular_file import read_until
 from crawler.urls import site_root
@@ -54,39 +55,39 @@ def read_previous(folder: Path) -> PreviousAudit:
         text = head.decode("utf-8")
         data = json.loads(text.rstrip().removesuffix(",") + "\n}" if cut else text)
     except FileNotFoundError:
-        raise ValueError(f"--compare {folder}: no report.json there (give an earlier audit's --out folder)") from None
+        raise ConfigError(f"--compare {folder}: no report.json there (give an earlier audit's --out folder)") from None
     except RecursionError:
-        raise ValueError(f"--compare {path}: not readable as JSON (nested too deep)") from None
+        raise ConfigError(f"--compare {path}: not readable as JSON (nested too deep)") from None
     except OSError as error:
-        raise ValueError(f"--compare {path}: not readable ({error.strerror or error})") from None
+        raise ConfigError(f"--compare {path}: not readable ({error.strerror or error})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"--compare {path}: not readable as JSON ({error})") from None
+        raise ConfigError(f"--compare {path}: not readable as JSON ({error})") from None
     try:
         return _previous(folder, data)
     except (AttributeError, TypeError, KeyError) as error:
-        raise ValueError(f"--compare {path}: not an audit report ({type(error).__name__}: {error})") from None
+        raise ConfigError(f"--compare {path}: not an audit report ({type(error).__name__}: {error})") from None
 
 
 def _previous(folder: Path, data: Any) -> PreviousAudit:
     path = folder / "report.json"
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
-        raise ValueError(f"--compare {path}: not an audit report (no findings list)")  # noqa: TRY004 - one line
+        raise ConfigError(f"--compare {path}: not an audit report (no findings list)")
     audit = data["audit"] if isinstance(data.get("audit"), dict) else {}
     production = _production(audit)
     finished = audit.get("finished")
     previous = PreviousAudit(str(folder), finished if isinstance(finished, str) else None)
     for item in data["findings"]:
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
-            raise ValueError(f"--compare {path}: not an audit report (a finding without a kind)")  # noqa: TRY004
+            raise ConfigError(f"--compare {path}: not an audit report (a finding without a kind)")
         url = str(item.get("url", ""))
         public = str(item.get("production_url") or production(url))
         previous.findings.setdefault((item["kind"], public), []).append(item)
         grouped = item.get("grouped") or {}
         if not isinstance(grouped, dict):
-            raise ValueError(f"--compare {path}: not an audit report (grouped is not an object)")  # noqa: TRY004
+            raise ConfigError(f"--compare {path}: not an audit report (grouped is not an object)")
         for kind, urls in grouped.items():
             if not isinstance(urls, list):
-                raise ValueError(f"--compare {path}: not an audit report (grouped URLs not a list)")  # noqa: TRY004
+                raise ConfigError(f"--compare {path}: not an audit report (grouped URLs not a list)")
             previous.grouped.update((str(kind), production(str(u))) for u in urls)
     return previous
 

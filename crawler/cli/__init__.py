@@ -15,8 +15,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from crawler.cli.exits import EXIT_USAGE
+from crawler.cli.exits import EXIT_FAILED, EXIT_USAGE
 from crawler.cli.parser import UsageError, build_parser
+from crawler.failures import ConfigError
 from crawler.logs import MASK, json_event
 
 __all__ = ["build_parser", "main"]
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM (crawls and serve install their own, finer handlers over this one).
     signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()
+    args: Any = None
     try:
         args = parser.parse_args(arguments)
         if args.command is None:
@@ -108,18 +110,29 @@ def main(argv: list[str] | None = None) -> int:
         module, name = COMMANDS[args.command]
         command: Callable[[Any], int] = getattr(importlib.import_module(module), name)
         return command(args)
-    except (UsageError, ValueError) as error:
-        wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format")) or (
-            "container" in (os.environ.get("SITEMAP_CRAWLER_PROFILE"), _option(arguments, "--profile"))
-        )
-        if wants_json:
-            print(
-                json_event("ERROR", "sitemap-crawler", str(error), event="usage-error", exit=EXIT_USAGE),
-                file=sys.stderr,
-            )
-        else:
-            print(f"sitemap-crawler: error: {error}", file=sys.stderr)
+    except (UsageError, ConfigError) as error:
+        _say(arguments, str(error), "usage-error", EXIT_USAGE)
         return EXIT_USAGE
+    except Exception as error:
+        if getattr(args, "verbose", 0):
+            raise  # -v: where it happened, whole
+        if isinstance(error, OSError):  # the machine's answer (a full disk, a permission): not a bug of ours
+            _say(arguments, str(error), "error", EXIT_FAILED)
+        else:
+            words = f"internal error ({type(error).__name__}: {error}): a bug, please report it; -v shows where"
+            _say(arguments, words, "internal-error", EXIT_FAILED)
+        return EXIT_FAILED
+
+
+def _say(arguments: list[str], message: str, event: str, status: int) -> None:
+    """One line on stderr: JSON when the run logs JSON (a container), else words."""
+    wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format")) or (
+        "container" in (os.environ.get("SITEMAP_CRAWLER_PROFILE"), _option(arguments, "--profile"))
+    )
+    if wants_json:
+        print(json_event("ERROR", "sitemap-crawler", message, event=event, exit=status), file=sys.stderr)
+    else:
+        print(f"sitemap-crawler: error: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

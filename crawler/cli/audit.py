@@ -32,7 +32,7 @@ from crawler.audit.sources import off_origin, site_sitemaps
 from crawler.cli.audit_output import RECORD_NAME, AuditOutput
 from crawler.cli.audit_summary import FailOn, compare_with, parse_fail_on, previous_audit, print_summary
 from crawler.cli.crawl import effective_config, log_filters, run_crawl
-from crawler.cli.exits import EXIT_SIGNAL
+from crawler.cli.exits import EXIT_FAILED, EXIT_SIGNAL
 from crawler.cli.parser import UsageError, option_kinds
 from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.logs import MASK
@@ -160,7 +160,7 @@ def _audit(
         )
     except PreflightError as error:
         print(f"sitemap-crawler: audit not run: {error}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     if config.audit.as_if_no_blocker:
         ignored = [b.ignored for b in checked.blockers if b.ignored]
         settings.set("SITEMAP_IGNORE_DIRECTIVES", ignored, priority="cmdline")

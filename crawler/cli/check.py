@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from crawler.cli.exits import EXIT_FAILED, EXIT_OK
 from crawler.cli.usage import UsageError, refuse_credentials
 from settings.ranges import option_type
 
@@ -110,4 +111,4 @@ def run_check(args: argparse.Namespace) -> int:
         for finding in result.findings:
             print(finding)
     print(result.verdict(), file=sys.stderr)
-    return 0 if result.ok else 1
+    return EXIT_OK if result.ok else EXIT_FAILED

@@ -12,6 +12,7 @@ import json
 import sys
 
 from crawler.cli.crawl import effective_config
+from crawler.cli.exits import EXIT_OK
 from crawler.cli.parser import option_kinds
 from crawler.logs import MASK
 from settings.distributed import masked_url
@@ -44,4 +45,4 @@ def run_config(args: argparse.Namespace) -> int:
         print(f"{name:<{width}} = {shown}  # {origins.get(name, 'default')}")
     print(f"(profile {args.profile or profile}; lowest to highest: default, profile, config file, environment, "
           "options, --set)", file=sys.stderr)  # fmt: skip
-    return 0
+    return EXIT_OK

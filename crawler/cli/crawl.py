@@ -24,6 +24,7 @@ from scrapy.settings import Settings
 from crawler import reactor_runs
 from crawler.cli.crawl_summary import crawl_failure, notification_line, plural, summarize, summary_event
 from crawler.cli.exits import (
+    EXIT_FAILED,
     EXIT_PUBLIC_COPY_WRONG,
     EXIT_RENDER_FAILED,
     EXIT_SHRINK,
@@ -245,7 +246,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             result, stats = run_crawl(settings, log_filters(args.verbose))
     except SharedCrawlError as error:
         print(f"sitemap-crawler: error: {error}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     elapsed = time.monotonic() - started
     published = result.export.publish
     refused = result.export.not_published is NotPublished.SHRINK

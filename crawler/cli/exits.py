@@ -42,7 +42,8 @@ EXIT_STATUSES: tuple[tuple[int, str, str], ...] = (
         (
             "nothing was published, and the message says why: the start URL unreachable or disallowed by "
             "robots.txt, robots.txt unreadable, no listable page, the browser cannot start; validate and "
-            "check: the set has errors (with --strict, warnings too); worker: no crawl to join, or refused"
+            "check: the set has errors (with --strict, warnings too); worker: no crawl to join, or refused; "
+            "an error of the machine (a full disk); an internal error: a bug, said as one (-v shows where)"
         ),
     ),
     (

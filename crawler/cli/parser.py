@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from functools import cache
 
 from crawler.cli.changes import add_change_options
@@ -138,13 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="check the file alone: an index's entries are not opened",
     )
     validate.add_argument("--strict", action="store_true", help="warnings fail the check too (exit status 1)")
-    validate.add_argument(
-        "--timeout",
-        type=option_type("validate --timeout"),
-        default=30.0,
-        metavar="SECONDS",
-        help="the most one remote file may take (30)",
-    )
+    timeout = option_type("validate --timeout")
+    validate.add_argument("--timeout", type=timeout, default=30.0, metavar="SECONDS", help="per remote file (30)")
+    for command in commands.choices.values():  # every command: -v shows a bug's traceback (the crawl's logs more)
+        with contextlib.suppress(argparse.ArgumentError):
+            command.add_argument("--verbose", "-v", action="count", default=0, help="say more; a bug's traceback")
     return parser
 
 

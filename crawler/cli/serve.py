@@ -53,6 +53,7 @@ from twisted.protocols import basic, policies
 from twisted.python.failure import Failure
 from twisted.web import http
 
+from crawler.cli.exits import EXIT_OK
 from crawler.cli.parser import UsageError
 from crawler.services.updates import UpdateRunner
 from crawler.services.webhook import (
@@ -310,4 +311,4 @@ def run_serve(args: argparse.Namespace) -> int:
 
     reactor.addSystemEventTrigger("before", "shutdown", stop)  # SIGTERM and SIGINT stop the reactor
     reactor.run()
-    return 0
+    return EXIT_OK

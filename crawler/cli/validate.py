@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from crawler.cli.exits import EXIT_FAILED, EXIT_OK
 from crawler.cli.parser import UsageError
 from crawler.cli.usage import refuse_credentials
 from crawler.urls import normalize_url, site_root
@@ -70,4 +71,4 @@ def run_validate(args: argparse.Namespace) -> int:
     read = f"{_plural(sitemaps.files, 'file')}, {_plural(sitemaps.urls, 'URL')} read in {elapsed:.1f} s"
     skipped = f"; {_plural(sitemaps.skipped, 'other XML file')} skipped" if sitemaps.skipped else ""
     print(f"{target}: {verdict} ({read}{skipped})", file=sys.stderr)
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else EXIT_OK

@@ -18,7 +18,7 @@ from types import FrameType
 from scrapy.settings import Settings
 
 from crawler.cli.crawl import log_filters, run_crawl
-from crawler.cli.exits import EXIT_SIGNAL
+from crawler.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGNAL
 from crawler.cli.parser import UsageError
 from crawler.urls import normalize_or_raw, site_root
 from settings.distributed import SECRET_VARIABLE, check_auth, check_ca_file, masked_url, shared_secret
@@ -65,13 +65,13 @@ def run_worker(args: argparse.Namespace) -> int:
                 found = fetch_config(redis, secret)
     except ConfigRefused as error:
         print(f"sitemap-crawler: worker not started: {masked_url(url)}: {error}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     except (RedisError, OSError) as error:
         print(f"sitemap-crawler: worker not started: {redis_failure(masked_url(url), error)}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     if found is None:
         print(f"sitemap-crawler: worker not started: no crawl to join at {masked_url(url)}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     crawl, options = found
     start = str(options.get("SITEMAP_START_URL") or "")
     if args.url and site_root(normalize_or_raw(args.url)) != site_root(start):
@@ -80,11 +80,11 @@ def run_worker(args: argparse.Namespace) -> int:
             f"not of {site_root(normalize_or_raw(args.url))} (--url)",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_FAILED
     if not running:
         print(f"sitemap-crawler: worker not started: the crawl at {masked_url(url)} has no coordinator running "
               "(it stopped; `crawl --resume` continues it)", file=sys.stderr)  # fmt: skip
-        return 1
+        return EXIT_FAILED
     settings = Settings()
     settings.setmodule("settings", priority="project")
     for name, value in options.items():  # typed crawl options only (checked by fetch_config)
@@ -107,4 +107,4 @@ def run_worker(args: argparse.Namespace) -> int:
     if result.stopped_by is not None:
         return EXIT_SIGNAL + result.stopped_by
     print(f"worker done: {stats.get('response_received_count', 0)} responses", file=sys.stderr)
-    return 0 if stats.get("finish_reason") == "finished" else 1
+    return EXIT_OK if stats.get("finish_reason") == "finished" else EXIT_FAILED

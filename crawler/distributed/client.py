@@ -28,6 +28,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry as SyncRetry
 
+from crawler.failures import ConfigError
+
 __all__ = ["CALL_SECONDS", "connect", "connect_sync", "eviction_policy", "redis_failure"]
 
 #: The most one Redis call waits for its answer (and a connection for its set-up).
@@ -52,7 +54,7 @@ def _checked_url(url: str) -> str:
     """*url* without query options that would weaken TLS (``ssl_cert_reqs=none`` and the like): refused."""
     weakening = sorted({name for name, _ in parse_qsl(urlsplit(url).query) if name.lower().startswith("ssl")})
     if weakening:
-        raise ValueError(f"the Redis URL sets {', '.join(weakening)}: TLS options come from --redis-ca-file only")
+        raise ConfigError(f"the Redis URL sets {', '.join(weakening)}: TLS options come from --redis-ca-file only")
     return url
 
 

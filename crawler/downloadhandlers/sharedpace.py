@@ -28,6 +28,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from crawler.context import config_of
 from crawler.extensions.politeness import Politeness
 from crawler.extensions.worker import site_pace, worker_name
+from crawler.failures import ConfigError
 from crawler.urls import site_root
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class SharedPaceHandler:
         config = config_of(crawler)
         shared = config.distributed
         if shared is None or not shared.worker:
-            raise ValueError("the shared pace handler is a shared-crawl worker's (worker_settings installs it)")
+            raise ConfigError("the shared pace handler is a shared-crawl worker's (worker_settings installs it)")
         from crawler.distributed.client import connect  # noqa: PLC0415 - a shared crawl only: no redis import else
         from crawler.distributed.coordination import SitePace, Workers  # noqa: PLC0415
 
@@ -80,7 +81,7 @@ class SharedPaceHandler:
         pace = SitePace(redis, shared.crawl, site_root(config.start_url), hold, max(config.max_crawl_delay, 1.0))
         politeness = crawler.get_extension(Politeness)
         if politeness is None:
-            raise ValueError("the Politeness extension keeps the pace; a shared crawl needs it")
+            raise ConfigError("the Politeness extension keeps the pace; a shared crawl needs it")
         return cls(crawler, politeness, pace, Workers(redis, shared.crawl), worker_name(crawler))
 
     def _handler(self, scheme: str) -> Any:

@@ -19,6 +19,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.context import context_of
+from crawler.failures import ConfigError
 from crawler.modes import RunMode
 from crawler.results import CrawlResult
 from crawler.state.changes import Change, Kind, state_word
@@ -123,20 +124,20 @@ class RunState:
         store, or when an update has no earlier published crawl to build on."""
         if config.state_path is None:
             if config.updating:
-                raise ValueError("update needs the state store of an earlier crawl (drop --no-state)")
+                raise ConfigError("update needs the state store of an earlier crawl (drop --no-state)")
             return
         try:
             store = StateStore(config.state_path)
         except StateLocked as error:
-            raise ValueError(str(error)) from None
+            raise ConfigError(str(error)) from None
         except (sqlite3.DatabaseError, OSError) as error:
-            raise ValueError(f"state store {config.state_path} is not usable: {error}") from None
+            raise ConfigError(f"state store {config.state_path} is not usable: {error}") from None
         try:
             if config.updating and store.last_published_run() is None:
-                raise ValueError(f"update needs an earlier published crawl in {config.state_path}; run crawl first")
+                raise ConfigError(f"update needs an earlier published crawl in {config.state_path}; run crawl first")
             if config.resume and config.distributed is not None and not store.interrupted():
                 # Its Redis holds only what was not yet exported: a new run would miss the rest.
-                raise ValueError(
+                raise ConfigError(
                     f"--resume of a shared crawl continues the interrupted run of the state store "
                     f"{config.state_path}, and it has none: run without --resume"
                 )

@@ -22,6 +22,8 @@ from cssselect import HTMLTranslator
 from lxml import etree
 from lxml.cssselect import CSSSelector
 
+from crawler.failures import ConfigError
+
 __all__ = ["Ignore", "compile_ignore"]
 
 _TAG = re.compile(r"[a-z][a-z0-9]*\Z")
@@ -165,5 +167,5 @@ def compile_ignore(selectors: Iterable[str]) -> Ignore:
             else:
                 parts.append(_part(selector))
         except Exception as error:  # noqa: BLE001 - cssselect and lxml raise several types
-            raise ValueError(f"cannot use {selector!r} to ignore page parts: {error}") from None
+            raise ConfigError(f"cannot use {selector!r} to ignore page parts: {error}") from None
     return Ignore(tuple(tags), tuple(parts))

@@ -31,6 +31,8 @@ from functools import cache
 
 import httpx
 
+from crawler.failures import ConfigError
+
 __all__ = ["MAX_REDIRECTS", "DeadlineExceeded", "FetchError", "Fetched", "RedirectRefused", "fetch", "fetch_async"]
 
 #: Same-origin hops followed before the answer counts as a redirect loop.
@@ -100,11 +102,11 @@ async def fetch_async(
     try:
         start = httpx.URL(url)
     except httpx.InvalidURL as error:
-        raise ValueError(f"not a valid URL: {url} ({error})") from None
+        raise ConfigError(f"not a valid URL: {url} ({error})") from None
     if start.scheme not in _DEFAULT_PORTS or not start.host:
-        raise ValueError(f"not an http(s) URL: {url}")
+        raise ConfigError(f"not an http(s) URL: {url}")
     if not 0 < (start.port or 80) < 65536:
-        raise ValueError(f"not a valid port: {url}")
+        raise ConfigError(f"not a valid port: {url}")
     defaults = {"User-Agent": user_agent, "Accept-Encoding": "identity"}
     # The deadline is the one timeout: httpx's own, per operation, would add nothing to it.
     client = httpx.AsyncClient(headers=defaults, timeout=None, verify=_tls(), follow_redirects=False)  # noqa: S113

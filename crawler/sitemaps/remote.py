@@ -28,6 +28,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from crawler.failures import ConfigError
+
 __all__ = [
     "MANIFEST_NAME",
     "ForeignObjects",
@@ -73,17 +75,17 @@ def parse_s3_url(url: str) -> S3Location:
     """``s3://BUCKET/PREFIX`` as a location; ``ValueError`` (one line) for anything else."""
     scheme, sep, rest = url.strip().partition("://")
     if scheme.lower() != "s3" or not sep:
-        raise ValueError(f"{url!r} is not an s3://BUCKET/PREFIX URL")
+        raise ConfigError(f"{url!r} is not an s3://BUCKET/PREFIX URL")
     bucket, _, prefix = rest.partition("/")
     if not _BUCKET.fullmatch(bucket) or ".." in bucket:
-        raise ValueError(f"{url!r}: {bucket!r} is not a bucket name (3 to 63 lower-case letters, digits, '.' or '-')")
+        raise ConfigError(f"{url!r}: {bucket!r} is not a bucket name (3 to 63 lower-case letters, digits, '.' or '-')")
     parts = [part for part in prefix.split("/") if part]
     if any(part in (".", "..") or not _PREFIX_PART.fullmatch(part) for part in parts):
-        raise ValueError(f"{url!r}: the prefix may hold letters, digits and !_.*'()- between '/', no '.' or '..'")
+        raise ConfigError(f"{url!r}: the prefix may hold letters, digits and !_.*'()- between '/', no '.' or '..'")
     location = S3Location(bucket, "".join(part + "/" for part in parts))
     if len(location.prefix.encode()) > MAX_PREFIX_BYTES:
         # S3 keys end at 1,024 bytes: the prefix leaves room for the set's longest file names.
-        raise ValueError(f"s3://{bucket}/...: the prefix is over {MAX_PREFIX_BYTES} bytes (S3 keys end at 1,024)")
+        raise ConfigError(f"s3://{bucket}/...: the prefix is over {MAX_PREFIX_BYTES} bytes (S3 keys end at 1,024)")
     return location
 
 

@@ -9,6 +9,7 @@ Self-contained: no script, no external style or font; ``noindex`` on the page it
 
 from __future__ import annotations
 
+from crawler.failures import ConfigError
 from crawler.sitemaps.xml import XML_DECLARATION, xml_escape
 
 __all__ = ["STYLESHEET", "stylesheet_name", "with_stylesheet"]
@@ -25,7 +26,7 @@ def with_stylesheet(opening: bytes, href: str | None) -> bytes:
     if href is None:
         return opening
     if not opening.startswith(XML_DECLARATION):
-        raise ValueError("a sitemap document starts with its XML declaration")
+        raise ConfigError("a sitemap document starts with its XML declaration")
     instruction = f'<?xml-stylesheet type="text/xsl" href="{xml_escape(href)}"?>\n'.encode()
     return XML_DECLARATION + instruction + opening[len(XML_DECLARATION) :]
 

@@ -11,6 +11,8 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from crawler.failures import ConfigError
+
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
 SCHEMA_VERSION = 4
@@ -99,10 +101,10 @@ MIGRATIONS: dict[int, str] = {
 def migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring the store open on *db* to :data:`SCHEMA_VERSION`, one transaction per step."""
     if sqlite3.sqlite_version_info < _MIN_SQLITE:  # upserts (INSERT ... ON CONFLICT)
-        raise ValueError(f"the state store needs SQLite 3.24 or newer; this Python has {sqlite3.sqlite_version}")
+        raise ConfigError(f"the state store needs SQLite 3.24 or newer; this Python has {sqlite3.sqlite_version}")
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
-        raise ValueError(f"state store {path} has schema {version}, newer than this program ({SCHEMA_VERSION})")
+        raise ConfigError(f"state store {path} has schema {version}, newer than this program ({SCHEMA_VERSION})")
     for target in range(version + 1, SCHEMA_VERSION + 1):
         with db:
             db.execute("BEGIN")

@@ -1,0 +1,65 @@
+"""Errors by type (issue 39): a user's mistake is one line and exit 2; a bug is one line that
+says so and exit 1, shown whole with -v; the machine's refusal (an OSError) is one line, exit 1."""
+
+from __future__ import annotations
+
+import errno
+from typing import Any, NoReturn
+
+import pytest
+
+import crawler.cli
+from crawler.cli import main
+from crawler.failures import ConfigError
+
+
+def raises(error: BaseException) -> Any:
+    def command(args: Any) -> NoReturn:
+        raise error
+
+    return command
+
+
+@pytest.fixture
+def command(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``validate`` made to raise what a test gives it."""
+
+    def given(error: BaseException) -> None:
+        monkeypatch.setattr(crawler.cli, "COMMANDS", {**crawler.cli.COMMANDS, "validate": (__name__, "_command")})
+        monkeypatch.setitem(globals(), "_command", raises(error))
+
+    return given
+
+
+def test_a_mistake_of_the_user_is_one_line_and_exit_2(command: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    command(ConfigError("--max-urls must be between 1 and 50000, not 0"))
+    assert main(["validate", "sitemap.xml"]) == 2
+    assert capsys.readouterr().err == "sitemap-crawler: error: --max-urls must be between 1 and 50000, not 0\n"
+
+
+def test_a_bug_is_said_as_one_and_exit_1_not_a_usage_error(command: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    command(ValueError("too many values to unpack"))
+    assert main(["validate", "sitemap.xml"]) == 1
+    error = capsys.readouterr().err
+    assert error == (
+        "sitemap-crawler: error: internal error (ValueError: too many values to unpack): "
+        "a bug, please report it; -v shows where\n"
+    )
+    with pytest.raises(ValueError, match="too many values"):  # -v: the whole traceback
+        main(["validate", "sitemap.xml", "-v"])
+
+
+def test_the_machines_refusal_is_one_line_and_exit_1(command: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    command(OSError(errno.ENOSPC, "No space left on device"))
+    assert main(["validate", "sitemap.xml"]) == 1
+    assert capsys.readouterr().err == "sitemap-crawler: error: [Errno 28] No space left on device\n"
+
+
+def test_json_logs_get_the_error_as_one_json_event(
+    command: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SITEMAP_CRAWLER_LOG_FORMAT", "json")
+    command(KeyError("x"))
+    assert main(["validate", "sitemap.xml"]) == 1
+    error = capsys.readouterr().err
+    assert '"event": "internal-error"' in error and '"exit": 1' in error and error.count("\n") == 1
