@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from crawler.context import config_of
 from crawler.items import PageFacts
-from crawler.page.headers import media_type
+from crawler.page.headers import is_noindex, media_type
 from crawler.reasons import Excluded, Reason
 from settings.config import SitemapConfig
 
@@ -79,7 +79,7 @@ class NoindexPipeline(_RulePipeline):
     """meta robots, meta for the crawler token, or X-Robots-Tag says noindex."""
 
     def process_item(self, item: PageFacts) -> PageFacts:
-        if "noindex" in item.robots:
+        if is_noindex(item.robots):
             raise Excluded(Reason.NOINDEX, ", ".join(sorted(item.robots)) + _by_script(item, "noindex"))
         return item
 

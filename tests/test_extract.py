@@ -7,7 +7,7 @@ from lxml import etree
 from lxml.cssselect import CSSSelector
 
 from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore, content_digest
-from crawler.page.headers import link_header_targets, robots_directives
+from crawler.page.headers import is_noindex, link_header_targets, robots_directives
 from crawler.page.html import parse_html
 from tests.server import SITE_ROOT
 
@@ -69,6 +69,14 @@ def test_robots_directives_x_robots_tag() -> None:
     assert "noindex" not in robots_directives({}, ["unavailable_after: 25 Jun 2010 15:00:00 PST"], "googlebot")
     mixed = robots_directives({}, ["googlebot: nofollow, otherbot: noindex"], "googlebot")
     assert "nofollow" in mixed and "noindex" not in mixed
+
+
+def test_is_noindex_is_the_one_spelling_of_the_rule() -> None:
+    assert is_noindex(robots_directives({"robots": ["noindex"]}, [], "googlebot"))
+    assert is_noindex(["none"])  # a raw value's parts, before none is read as noindex, nofollow
+    assert is_noindex(robots_directives({}, ["NONE"], "googlebot"))
+    assert not is_noindex(["nofollow", "noarchive", "index"])
+    assert not is_noindex(robots_directives({}, ["otherbot: noindex"], "googlebot"))
 
 
 def test_link_header_canonical() -> None:

@@ -14,13 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from crawler.audit.record import Page
-from crawler.page.headers import directive_value, robots_directives
+from crawler.page.headers import directive_value, is_noindex, robots_directives
 from crawler.page.html import parse_html
 from crawler.robots_rules import parse_robots, truncated
 
 __all__ = ["Blocker", "confirm", "start_page_blockers", "without_disallow_all"]
 
-_BLOCKING = frozenset({"noindex", "none"})
 _DISALLOW_ALL_LINE = re.compile(rb"^[ \t]*disallow[ \t]*:[ \t]*/[ \t]*(?:#.*)?$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -62,7 +61,7 @@ def _blocking(values: Iterable[str], kind: str, token: str) -> list[Blocker]:
         directives = robots_directives(
             {"robots": [value]} if kind == "meta" else {}, [value] if kind == "header" else [], token
         )
-        if directives & _BLOCKING:
+        if is_noindex(directives):
             found.append(Blocker(kind, value.strip()))
     return found
 
@@ -100,4 +99,4 @@ def confirm(blockers: list[Blocker], pages: Iterable[Page]) -> list[Blocker]:
 
 
 def _is_blocking(value: str) -> bool:
-    return bool(set(directive_value(value).split(", ")) & _BLOCKING)
+    return is_noindex(directive_value(value).split(", "))

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from crawler.page.headers import is_html, link_header_targets, media_type, robots_directives
+from crawler.page.headers import is_html, is_noindex, link_header_targets, media_type, robots_directives
 from crawler.page.html import parse_html
 from crawler.protocol import MAX_BYTES
 from crawler.urls import normalize_or_raw
@@ -143,7 +143,7 @@ def judge_page(url: str, status: int, headers: Headers, body: bytes, token: str)
         meta = page.meta
         canonicals += page.canonicals
     problems: list[tuple[str, str]] = []
-    if "noindex" in robots_directives(meta, headers.get("x-robots-tag", []), token):
+    if is_noindex(robots_directives(meta, headers.get("x-robots-tag", []), token)):
         problems.append(("sample-noindex", f"{url} says noindex (robots meta or X-Robots-Tag)"))
     own = normalize_or_raw(url)
     other = next((target for target in canonicals if normalize_or_raw(target) != own), None)

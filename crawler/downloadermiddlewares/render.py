@@ -29,7 +29,7 @@ from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
 
 from crawler.context import config_of
-from crawler.page.headers import is_html, robots_directives
+from crawler.page.headers import is_html, is_noindex, robots_directives
 from crawler.page.html import parse_html
 from crawler.reasons import OutOfScope, RobotsDisallowed
 from crawler.render.browser import Bounds, Chromium, Fulfilment, Refused, Rendered
@@ -111,8 +111,8 @@ class RenderMiddleware:
         )
         why = [ALWAYS] if self.mode == ALWAYS else raw.signs
         stats = self.crawler.stats
-        if "noindex" in directives or not why:
-            skipped = "raw-noindex" if "noindex" in directives else "no-sign"
+        if is_noindex(directives) or not why:
+            skipped = "raw-noindex" if is_noindex(directives) else "no-sign"
             stats.inc_value(f"render/skipped/{skipped}")
             request.meta["render"] = {"rendered": False, "skipped": skipped}
             return response

@@ -58,6 +58,17 @@ def last_modified(value: str | None, date: str | None) -> str | None:
     return w3c_datetime(modified)
 
 
+#: The robots directives that keep a page out of the index (``none`` is ``noindex, nofollow``).
+NOINDEX = frozenset({"noindex", "none"})
+
+
+def is_noindex(directives: Iterable[str]) -> bool:
+    """Whether *directives* (as :func:`robots_directives` gives them, or one value's parts) keep
+    the page out of the index: the one spelling of that rule for the crawl, the renderer, the
+    audit and ``check``."""
+    return not NOINDEX.isdisjoint(directives)
+
+
 def directive_value(text: str) -> str:
     """A robots meta content or X-Robots-Tag value in one spelling: ``noindex, nofollow``."""
     return ", ".join(_directive_list(text))

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 
 from crawler.extensions.runstate import now_w3c
 from crawler.items import PageFacts
-from crawler.page.headers import is_html, last_modified, link_header_alternates, link_header_targets, robots_directives
+from crawler.page.headers import (
+    is_html,
+    is_noindex,
+    last_modified,
+    link_header_alternates,
+    link_header_targets,
+    robots_directives,
+)
 from crawler.page.html import PageHtml, parse_html
 from crawler.page.media import collect_media
 from crawler.page.rendered import with_rendered
@@ -183,7 +190,7 @@ class ResponseReader:
         """What only the page's scripts said: a noindex, a canonical, a navigation (a redirect)."""
         assert facts.render is not None
         raw_robots = robots_directives(raw.meta, header_robots, self.config.robots_token, self.ignored)
-        if "noindex" in facts.robots and "noindex" not in raw_robots:
+        if is_noindex(facts.robots) and not is_noindex(raw_robots):
             facts.render["noindex"] = "set by script"
         if shown.canonicals != raw.canonicals and shown.canonicals:
             facts.render["canonical"] = "set by script"
