@@ -10,7 +10,7 @@ HTTP reads ``[<twisted.python.failure.Failure OpenSSL.SSL.Error: [('SSL routines
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "failure_text"]
+__all__ = ["ConfigError", "DeadlineReached", "failure_text"]
 
 
 class ConfigError(ValueError):
@@ -18,6 +18,10 @@ class ConfigError(ValueError):
     not fit for the command): the CLI says it in one line, exit status 2. Any other exception
     is a bug, said as one and shown whole with ``-v``. A ``ValueError`` still, so code that
     catches those keeps working."""
+
+
+class DeadlineReached(Exception):
+    """The request's deadline came before its download could start or end (``check``)."""
 
 
 #: Words of an OpenSSL error -> what they mean for the user.

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from crawler.context import context_of
 from crawler.duplicates import OWN_TEXT, Duplicates, duplicate_detail, kept_of, simpler_urls, twins
-from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
+from crawler.run.context import context_of
+from crawler.run.state import RunState
 from crawler.scratch import done_with, scratch_entry
 from crawler.state.store import Unknown
 from crawler.urls import UrlSet

@@ -27,13 +27,13 @@ from urllib.parse import urlsplit
 
 from scrapy import signals
 
-from crawler.context import config_of, context_of
-from crawler.extensions.runstate import Carried, RunState
 from crawler.items import PageFacts
 from crawler.modes import RunMode
 from crawler.protocol import w3c_datetime
 from crawler.reasons import Reason
 from crawler.results import ExportResult, NotPublished
+from crawler.run.context import config_of, context_of
+from crawler.run.state import Carried, RunState
 from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
 from crawler.sitemaps.entries import UrlEntry

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.context import config_of
 from crawler.items import PageFacts
 from crawler.page.headers import is_noindex, media_type
 from crawler.reasons import Excluded, Reason
+from crawler.run.context import config_of
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from crawler.context import config_of
-from crawler.extensions.runstate import RunState, now_w3c
 from crawler.items import PageFacts
 from crawler.modes import Replay
 from crawler.reasons import Excluded
+from crawler.run.context import config_of
+from crawler.run.state import RunState, now_w3c
 from crawler.state.lastmod import listing_digest, listing_for
 from crawler.state.placement import ShardStrategy
 from crawler.state.store import UNKNOWN, Listing, PageState, Unknown

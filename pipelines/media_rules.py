@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.context import config_of
 from crawler.items import PageFacts
 from crawler.page.languages import news_language
 from crawler.page.videos import check_video
 from crawler.protocol import MAX_LOC_LENGTH
+from crawler.run.context import config_of
 from crawler.stats import Stat
 from settings.config import SitemapConfig
 

@@ -1,6 +1,6 @@
 """All ``SITEMAP_*`` settings, read once into a typed, validated object.
 
-It is read once per crawl (the spider's :class:`crawler.context.CrawlContext`
+It is read once per crawl (the spider's :class:`crawler.run.context.CrawlContext`
 holds it, every other component finds it there), and components never read
 ``crawler.settings`` for these keys themselves. A bad value raises
 ``ValueError`` naming the setting, which the CLI turns into a usage error.

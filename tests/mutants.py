@@ -45,10 +45,10 @@ CHECK = "tests/test_check.py"
 PLANTED = "tests/test_planted_links.py"
 AUDIT_CSV = "tests/test_audit_csv.py"
 MUTANTS = [
-    Mutant("spider refuses disallowed links before the budget", "crawler/spiders/site.py",
+    Mutant("spider refuses disallowed links before the budget", "crawler/spiders/following.py",
            "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
            (f"{GUARDS}::test_disallowed_links_do_not_spend_the_page_budget",)),
-    Mutant("conflicting canonicals are ignored", "crawler/spiders/reading.py",
+    Mutant("conflicting canonicals are ignored", "crawler/run/reading.py",
            "if len(normal) == 1:", "if len(normal) >= 1:", (f"{GUARDS}::test_conflicting_canonicals_are_ignored",)),
     Mutant("Crawl-delay is capped", "crawler/pace.py",
            "kept = min(crawl_delay, self.cap) if self.cap > 0 else crawl_delay", "kept = crawl_delay",
@@ -144,7 +144,7 @@ MUTANTS = [
     Mutant("lastmods are compared as moments", "crawler/state/lastmod.py",
            "if moment and since and until and since < moment <= until:",
            "if hint and last_seen < hint <= now:", ("tests/test_lastmod.py",)),
-    Mutant("a lastmod is never later than the fetch", "crawler/spiders/reading.py",
+    Mutant("a lastmod is never later than the fetch", "crawler/run/reading.py",
            "facts.last_modified = not_after(claimed, now_w3c())", "facts.last_modified = claimed",
            (f"{GUARDS}::test_a_page_dated_in_the_future_is_listed_with_the_fetch_time",)),
     Mutant("local workers end with a run that fails", "crawler/cli/shared.py",

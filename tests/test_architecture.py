@@ -94,3 +94,52 @@ def test_docs_architecture_names_every_package_and_module() -> None:
             elif relative not in doc and f"{path.name}" not in doc:
                 unnamed.append(relative)
     assert unnamed == [], f"say what these are in docs/architecture.md: {unnamed}"
+
+
+#: The packages of Scrapy components: each imports the core, ``settings`` and ``crawler/run/``.
+COMPONENTS = (
+    "crawler.spiders", "crawler.downloadermiddlewares", "crawler.extensions", "crawler.downloadhandlers",
+    "crawler.schedulers", "pipelines",
+)  # fmt: skip
+
+
+def _component(module: str) -> str | None:
+    return next((name for name in COMPONENTS if module == name or module.startswith(name + ".")), None)
+
+
+def test_a_scrapy_component_imports_no_other_component_but_to_look_one_up() -> None:
+    """What components share lives in crawler/run/; a component imports another only to find
+    it with ``crawler.get_extension(Class)``."""
+    import ast
+
+    crossing = []
+    for name in COMPONENTS:
+        for path in sorted((ROOT / name.replace(".", "/")).glob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            for node in ast.walk(ast.parse(source)):
+                if not isinstance(node, ast.ImportFrom) or not node.module:
+                    continue
+                other = _component(node.module)
+                if other is None or other == name:
+                    continue
+                crossing += [
+                    f"{path.relative_to(ROOT)}: {node.module}.{alias.name}"
+                    for alias in node.names
+                    if f"get_extension({alias.name})" not in source
+                ]
+    assert crossing == [], f"move what they share to crawler/run/: {crossing}"
+
+
+def test_every_mutant_names_a_line_that_is_there_once() -> None:
+    """tests/mutants.py is the map from rule to test: a rule moved or reworded must move its mutant
+    with it, or the mutant would mutate nothing (and ``make mutants`` would call it killed)."""
+    from tests.mutants import MUTANTS
+
+    stale = []
+    for number, mutant in enumerate(MUTANTS, 1):
+        path = ROOT / mutant.path
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        for old, _ in ((mutant.old, mutant.new), *mutant.more):
+            if text.count(old) != 1:
+                stale.append(f"#{number} {mutant.path}: {old[:60]!r} found {text.count(old)} times")
+    assert stale == [], stale

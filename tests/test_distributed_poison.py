@@ -451,8 +451,8 @@ def test_the_exporter_reads_robots_txt_as_the_workers_do(redis_url: str) -> None
 
     from crawler.distributed.robots import encode, robots_key
     from crawler.distributed.vetting import Vetting
-    from crawler.downloadermiddlewares.robotstxt import SiteRules
     from crawler.items import PageFacts
+    from crawler.run.robots import SiteRules
 
     body = "\ufeffUser-agent: *\nDisallow: /p/\n".encode()
     assert not SiteRules(body).allowed("https://e.com/p/x", "bot")  # the middleware's reading

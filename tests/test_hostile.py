@@ -17,9 +17,10 @@ import pytest
 from scrapy import Request
 from scrapy.utils.request import request_from_dict
 
-from crawler.downloadermiddlewares.robotstxt import MAX_ROBOTS_BYTES, VOUCH, SiteRules
 from crawler.page.html import parse_html
 from crawler.reasons import Reason
+from crawler.robots_rules import MAX_ROBOTS_BYTES
+from crawler.run.robots import VOUCH, SiteRules
 from crawler.spiders.frontier import Frontier
 from crawler.urls import resolve_link
 from tests.conftest import sitemap_locs

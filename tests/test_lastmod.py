@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.extensions.runstate import now_w3c
 from crawler.protocol import SITEMAP_NS, is_schema_datetime, to_w3c, w3c_instant
+from crawler.run.state import now_w3c
 from crawler.state.lastmod import listing_digest, listing_for, made_another_way, not_after
 from crawler.state.store import PageState
 from crawler.validate.document import check_document

@@ -34,8 +34,8 @@ from crawler.cli.audit_summary import FailOn, compare_with, parse_fail_on, previ
 from crawler.cli.crawl import effective_config, log_filters, run_crawl
 from crawler.cli.exits import EXIT_FAILED, EXIT_SIGNAL
 from crawler.cli.parser import UsageError, option_kinds
-from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.logs import MASK
+from crawler.run.robots import robots_agent_of
 from crawler.urls import site_root
 from crawler.validate.sets import SetOptions
 from settings.config import SitemapConfig

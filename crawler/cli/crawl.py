@@ -43,10 +43,10 @@ from crawler.cli.shared import (
     shared_outcome,
     stop_with_own_worker,
 )
-from crawler.context import context_of
-from crawler.extensions.runstate import RunState
 from crawler.logs import JsonFormatter, SecretsFilter
 from crawler.results import CrawlResult, NotPublished
+from crawler.run.context import context_of
+from crawler.run.state import RunState
 from crawler.sitemaps.publish import ForeignFiles
 from crawler.state.lock import Locked
 from crawler.urls import normalize_or_raw, site_root

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.extensions.runstate import RunState
+from crawler.run.state import RunState
 from crawler.state.lastmod import made_another_way
 
 if TYPE_CHECKING:

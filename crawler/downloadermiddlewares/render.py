@@ -28,7 +28,6 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
 from scrapy.http.request import NO_CALLBACK
 
-from crawler.context import config_of
 from crawler.page.headers import is_html, is_noindex, robots_directives
 from crawler.page.html import parse_html
 from crawler.reasons import OutOfScope, RobotsDisallowed
@@ -36,8 +35,9 @@ from crawler.render.browser import Bounds, Chromium, Fulfilment, Refused, Render
 from crawler.render.evidence import Because, Groups, differences, script_group
 from crawler.render.guard import BrowserRequest, refusal
 from crawler.render.signs import ALWAYS, OWN_SCRIPT, render_signs
+from crawler.run.context import config_of
+from crawler.run.reading import html_source
 from crawler.signals import url_warning
-from crawler.spiders.reading import html_source
 from crawler.urls import resolve_link, site_root
 
 if TYPE_CHECKING:

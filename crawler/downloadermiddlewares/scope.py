@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.context import config_of
 from crawler.reasons import OutOfScope
+from crawler.run.context import config_of
 from crawler.scope import Scope
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.context import config_of
+from crawler.run.context import config_of
 from crawler.urls import site_root
 
 if TYPE_CHECKING:

@@ -14,18 +14,16 @@ from typing import TYPE_CHECKING
 
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 
+from crawler.failures import DeadlineReached
+
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
 
-__all__ = ["LATE", "DeadlineHandler", "DeadlineReached"]
+__all__ = ["LATE", "DeadlineHandler"]
 
 #: Seconds a download may outlive its deadline.
 LATE = 0.5
-
-
-class DeadlineReached(Exception):
-    """The request's deadline came before its download could start or end."""
 
 
 class DeadlineHandler(HTTP11DownloadHandler):

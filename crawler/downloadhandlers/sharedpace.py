@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from crawler.context import config_of
 from crawler.extensions.politeness import Politeness
-from crawler.extensions.worker import site_pace, worker_name
 from crawler.failures import ConfigError
+from crawler.run.context import config_of
+from crawler.run.worker import worker_name
 from crawler.urls import site_root
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class SharedPaceHandler:
         if time.monotonic() - self.counted_at >= RECOUNT_SECONDS:
             self.counted_at = time.monotonic()
             self.live = max(1, len(await self.workers.alive()))
-        delay, concurrency = site_pace(self.crawler, self.delay)
+        delay, concurrency = self.politeness.site_pace(self.delay)
         # Each worker's own downloader keeps its share of the site's limit in flight.
         self.politeness.share(max(1, concurrency // self.live))
         if delay <= 0 and concurrency >= self.live:

@@ -17,10 +17,10 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.audit.record import SCHEMA, record_page
-from crawler.context import config_of
-from crawler.downloadermiddlewares.robotstxt import SiteRules
 from crawler.items import PageFacts
 from crawler.reasons import Excluded
+from crawler.run.context import config_of
+from crawler.run.robots import SiteRules
 from crawler.signals import url_warning
 from crawler.urls import normalize_or_raw
 from settings.config import SitemapConfig

@@ -24,8 +24,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from crawler.context import config_of, context_of
 from crawler.results import ExportResult, Notification
+from crawler.run.context import config_of, context_of
 from crawler.services.indexnow import submit
 from crawler.signals import sitemaps_published
 from settings.config import SitemapConfig, beside

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from crawler.context import config_of
-from crawler.downloadermiddlewares.robotstxt import robots_user_agent
 from crawler.pace import Pace, span_words
+from crawler.run.context import config_of
+from crawler.run.robots import robots_user_agent
 from crawler.stats import Stat
 from settings.values import adapts
 
@@ -76,6 +76,13 @@ class Politeness:
         if found is None:
             found = self.paces[key] = replace(self.template)  # its delay starts afresh
         return found
+
+    def site_pace(self, delay: float) -> tuple[float, int]:
+        """The site's pace for a whole shared crawl: seconds between two downloads (the fixed
+        *delay*, or robots.txt's Crawl-delay once known, one at a time) and how many may be in flight."""
+        if self.crawl_delay > delay:
+            return self.crawl_delay, 1
+        return delay, self.crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
 
     @property
     def crawl_delay(self) -> float:

@@ -12,9 +12,9 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from crawler.context import config_of
 from crawler.logs import json_event
 from crawler.pace import span_words
+from crawler.run.context import config_of
 from crawler.stats import Stat, dropped
 
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from typing import IO, TYPE_CHECKING
 
 from scrapy import signals
 
-from crawler.context import config_of, context_of
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
 from crawler.results import StartOutcome
+from crawler.run.context import config_of, context_of
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.stats import Stat, dropped, warning

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 from collections import deque
 from collections.abc import Iterable
 from functools import partial
@@ -24,7 +22,6 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import Deferred
 
-from crawler.context import config_of
 from crawler.distributed.client import connect, redis_failure
 from crawler.distributed.codec import CALLBACKS, ERRBACKS, META_KEYS, QueuedRequest
 from crawler.distributed.coordination import SUMMED, add_counts
@@ -33,6 +30,8 @@ from crawler.distributed.link import WorkerLink
 from crawler.extensions.politeness import Politeness
 from crawler.items import PageFacts
 from crawler.reasons import Reason, pages_spent
+from crawler.run.context import config_of
+from crawler.run.worker import worker_name
 from crawler.stats import Stat
 from settings.distributed import masked_url
 
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-__all__ = ["RedisScheduler", "worker_name"]
+__all__ = ["RedisScheduler"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,22 +59,6 @@ def over_budget(request: QueuedRequest, max_pages: int) -> PageFacts:
         referrer=request.referrer,
         redirect_chain=list(chain) if isinstance(chain, list) else [],
     )
-
-
-def worker_name(crawler: Crawler) -> str:
-    """This worker's name in the crawl: its heartbeat, its leases, the grants of the site's pace."""
-    return f"{socket.gethostname()}-{os.getpid()}-{id(crawler):x}"
-
-
-def site_pace(crawler: Crawler, delay: float) -> tuple[float, int]:
-    """The site's pace for the whole crawl, as the shared pace keeps it: seconds between two
-    downloads (the fixed delay, or robots.txt's Crawl-delay once known, one at a time) and how
-    many may be in flight."""
-    politeness = crawler.get_extension(Politeness)
-    crawl_delay = politeness.crawl_delay if politeness is not None else 0.0
-    if crawl_delay > delay:
-        return crawl_delay, 1
-    return delay, crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
 
 
 class RedisScheduler(BaseScheduler):
@@ -115,7 +98,8 @@ class RedisScheduler(BaseScheduler):
     def site_pace(self, delay: float) -> tuple[float, int] | None:
         """The site's pace for the link's leases; ``None`` until this worker has read robots.txt
         (its Crawl-delay may yet slow everything down)."""
-        return site_pace(self.crawler, delay) if self.robots_known else None
+        politeness = self.crawler.get_extension(Politeness)
+        return politeness.site_pace(delay) if self.robots_known and politeness is not None else None
 
     def spider_idle(self, spider: Spider) -> None:
         """Idle here is not the end: other workers may still find work; the link says when it is over."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Self
 
 from scrapy.core.scheduler import Scheduler
 
-from crawler.context import config_of
+from crawler.run.context import config_of
 from crawler.scratch import done_with, scratch_entry
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from crawler import reactor_runs
 from crawler.check.findings import ServedFinding
 from crawler.check.plan import PAGE_BYTES, Fetch, SetCheck
 from crawler.check.result import CheckResult
-from crawler.downloadhandlers.deadline import DeadlineReached
+from crawler.failures import DeadlineReached
 from crawler.pace import Pace
 from crawler.protocol import MAX_BYTES
 from settings import SITEMAP_MAX_CRAWL_DELAY

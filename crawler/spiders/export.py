@@ -18,16 +18,16 @@ from redis.exceptions import RedisError
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider
 
-from crawler.context import CrawlContext
 from crawler.distributed.client import connect, redis_failure
 from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.exporter_lock import ExporterLock
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.items import ItemChannel
 from crawler.distributed.vetting import Vetting
-from crawler.downloadermiddlewares.robotstxt import robots_agent_of
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
+from crawler.run.context import CrawlContext
+from crawler.run.robots import robots_agent_of
 from crawler.stats import Stat
 from settings.config import SitemapConfig
 from settings.distributed import Distributed, masked_url
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from crawler.extensions.runstate import RunState
+    from crawler.run.state import RunState
 
 __all__ = ["ExportSpider"]
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy import Request, Spider
 
-from crawler.downloadermiddlewares.robotstxt import VOUCH, SiteRules
 from crawler.items import PageFacts
 from crawler.reasons import Limit, Reason
+from crawler.run.robots import VOUCH, SiteRules
 from crawler.spiders.page_request import PageRequest
 from crawler.stats import limit
 from crawler.urls import normalize_url
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
-    from crawler.context import CrawlContext
+    from crawler.run.context import CrawlContext
     from crawler.scope import Scope
     from crawler.spiders.frontier import Frontier
     from crawler.urls import UrlSet

@@ -23,12 +23,12 @@ from scrapy.http import Response
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
-from crawler.context import context_of
-from crawler.downloadermiddlewares.robotstxt import SiteRules
 from crawler.items import PageFacts
 from crawler.modes import RunMode
 from crawler.protocol import MAX_BYTES
 from crawler.reasons import Reason
+from crawler.run.context import context_of
+from crawler.run.robots import SiteRules
 from crawler.signals import url_warning
 from crawler.stats import Stat
 from crawler.urls import UrlSet, normalize_or_raw, normalize_url, resolve_link, site_root

@@ -17,13 +17,14 @@ from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Response
 
-from crawler.context import CrawlContext
-from crawler.downloadermiddlewares.robotstxt import robots_user_agent
-from crawler.extensions.runstate import RunState
 from crawler.items import PageFacts
 from crawler.modes import Replay, RunMode
 from crawler.page.headers import is_html
 from crawler.reasons import Reason
+from crawler.run.context import CrawlContext
+from crawler.run.reading import ResponseReader
+from crawler.run.robots import robots_user_agent
+from crawler.run.state import RunState
 from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
@@ -31,7 +32,6 @@ from crawler.spiders.errors import failure_reason, render_failed
 from crawler.spiders.following import Following
 from crawler.spiders.frontier import Frontier
 from crawler.spiders.loops import Leads
-from crawler.spiders.reading import ResponseReader
 from crawler.spiders.seeds import SitemapSeeds
 from crawler.spiders.url_list import listed_batches
 from crawler.state.store import UNKNOWN

@@ -7,7 +7,7 @@ crawl reported (replayed on a 304 and when resuming), its status/outcome
 history and the shard it lives in. The schema (:mod:`crawler.state.schema`)
 is migrated in place when a store is opened; a lock
 (:mod:`crawler.state.lock`) keeps a second run off the same store. Only the
-run state (:class:`crawler.extensions.runstate.RunState`) uses this class
+run state (:class:`crawler.run.state.RunState`) uses this class
 during a crawl.
 """
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from crawler.context import context_of
 from crawler.failures import ConfigError
 from crawler.modes import RunMode
 from crawler.results import CrawlResult
+from crawler.run.context import context_of
 from crawler.state.changes import Change, Kind, state_word
 from crawler.state.placement import Placer, placer
 from crawler.state.store import UNKNOWN, Listing, PageState, StateLocked, StateStore, Unknown
@@ -90,7 +90,7 @@ class RunState:
     @classmethod
     def open(cls, crawler: Crawler, config: SitemapConfig, result: CrawlResult) -> RunState | None:
         """A new run (or the interrupted one, resumed) of the crawl's state store, once per crawl
-        (:class:`crawler.context.CrawlContext` calls it); ``None`` when the state store is off."""
+        (:class:`crawler.run.context.CrawlContext` calls it); ``None`` when the state store is off."""
         state = None
         if config.state_path is not None:
             store = StateStore(config.state_path)

@@ -14,7 +14,6 @@ import codecs
 import logging
 from typing import TYPE_CHECKING
 
-from crawler.extensions.runstate import now_w3c
 from crawler.items import PageFacts
 from crawler.page.headers import (
     is_html,
@@ -32,6 +31,7 @@ from crawler.protocol import to_w3c
 from crawler.reasons import Reason
 from crawler.render.browser import Rendered
 from crawler.render.signs import looks_like_app_shell
+from crawler.run.state import now_w3c
 from crawler.state.lastmod import not_after
 from crawler.stats import Stat
 from crawler.urls import normalize_or_raw, normalize_url, resolve_link

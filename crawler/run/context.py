@@ -17,7 +17,7 @@ from settings.config import SitemapConfig
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from crawler.extensions.runstate import RunState
+    from crawler.run.state import RunState
 
 __all__ = ["CrawlContext", "config_of", "context_of"]
 
@@ -43,7 +43,7 @@ class CrawlContext:
     def run_state(self) -> RunState | None:
         """The run in the state store, opened on first use; ``None`` when the store is off."""
         if not self._opened:
-            from crawler.extensions.runstate import RunState  # noqa: PLC0415 - it imports this module
+            from crawler.run.state import RunState  # noqa: PLC0415 - it imports this module
 
             self._run_state = RunState.open(self.crawler, self.config, self.result)
             self._opened = True
