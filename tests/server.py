@@ -145,7 +145,7 @@ class SiteServer(ThreadingHTTPServer):
         self.hits: list[Hit] = []
         self.errors: list[str] = []
         self.lock = threading.Lock()
-        self.arrived = threading.Condition(self.lock)  # notified on every request
+        self.arrived = threading.Condition(self.lock)  # notified on every request, and once it is answered
         self.flaky_calls = 0
         self.other_port = 0  # a second server, linked to as "another port"
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -220,6 +220,7 @@ class SiteHandler(BaseHTTPRequestHandler):
             if index < len(self.server.hits):
                 hit = self.server.hits[index]
                 self.server.hits[index] = Hit(hit.time, hit.host, hit.path, hit.user_agent, status)
+            self.server.arrived.notify_all()  # answered: its status is known
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)

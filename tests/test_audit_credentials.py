@@ -239,3 +239,26 @@ def test_which_robots_txt_redirects_are_followed(target: str, crawl: bool, audit
     origin = "https://staging.example.com/"
     assert redirect_followed(origin, target) is crawl
     assert redirect_followed(origin, target, same_host=True) is audit
+
+
+def test_the_preflight_sends_no_credentials_on_a_robots_txt_hop_to_https() -> None:
+    """The one robots.txt hop the preflight follows off its origin is http to https on the same
+    host (the default ports): it goes without the credentials, which were given for the origin
+    alone. Default ports cannot be opened here, so the fetcher is a recording stand-in."""
+    from crawler.audit.preflight import _robots
+    from crawler.services.http import Fetched
+
+    asked: list[tuple[str, dict[str, str]]] = []
+
+    def get(url: str, *, max_bytes: int, headers: dict[str, str]) -> Fetched:
+        asked.append((url, dict(headers)))
+        if url.startswith("http://"):
+            return Fetched(url, 301, (("Location", "https://staging.example.com/robots.txt"),), b"")
+        return Fetched(url, 200, (("Content-Type", "text/plain"),), b"User-agent: *\nAllow: /\n")
+
+    robots = _robots(get, "http://staging.example.com/", {"Authorization": "Basic c2VjcmV0"})
+    assert robots.status == 200
+    assert asked == [
+        ("http://staging.example.com/robots.txt", {"Authorization": "Basic c2VjcmV0"}),
+        ("https://staging.example.com/robots.txt", {}),
+    ]

@@ -13,6 +13,7 @@ import json
 import shutil
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,6 +84,39 @@ def test_a_public_copy_that_is_not_there_is_tried_again_then_fails_the_run(site:
     assert summary["exit"] == EXIT_PUBLIC_COPY_WRONG and summary["check"]["ok"] is False
     assert summary["check"]["errors"] >= 1 and "404" in json.dumps(summary["check"]["findings"])
     assert site.asked("/sitemap.xml") >= 2  # by the check only, and tried again within --check-wait
+
+
+def test_a_public_copy_deployed_while_the_check_waits_passes_on_a_later_try(site: Site, tmp_path: Path) -> None:
+    """The first check finds no copy (404); the copy is deployed as that answer goes out; the
+    check tried again within --check-wait passes, and so does the run."""
+    out = tmp_path / "out"
+    (site.folder / "robots.txt").write_text("User-agent: *\nAllow: /\n")
+    deployed = threading.Event()
+
+    def deploy() -> None:
+        published_at: list[int] = []  # the server's log as the set was published
+
+        def checked() -> bool:  # the check's first /sitemap.xml, answered 404
+            if not (out / "sitemap.xml").is_file():
+                return False
+            published_at[:] = published_at or [len(site.server.hits)]
+            later = site.server.hits[published_at[0] :]
+            return any(hit.path == "/sitemap.xml" and hit.status == 404 for hit in later)
+
+        with site.server.arrived:
+            if site.server.arrived.wait_for(checked, timeout=120):
+                for shard in out.iterdir():
+                    if shard.is_file() and shard.name.startswith("sitemap"):
+                        shutil.copy(shard, site.folder / shard.name)
+                deployed.set()
+
+    deployer = threading.Thread(target=deploy, daemon=True)
+    deployer.start()
+    result = crawl(site.server.url(), out, "--check-published", "--check-wait", "30")
+    deployer.join(timeout=10)
+    assert deployed.is_set()
+    assert result.code == 0, result.process.stderr
+    assert "/sitemap.xml: valid" in result.process.stderr, result.process.stderr
 
 
 def test_a_sigterm_during_the_check_stops_it_at_once(site: Site, tmp_path: Path) -> None:
