@@ -46,7 +46,8 @@ from crawler.sitemaps.spool import UrlSpool
 from crawler.state.changes import ChangeCounts, Kind, state_word
 from crawler.state.lock import FileLock
 from crawler.stats import Stat, dropped
-from settings.config import SitemapConfig, beside
+from settings.checks import output_lock_path
+from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -75,7 +76,7 @@ def publisher(config: SitemapConfig) -> SitemapPublisher:
 
 def output_lock(config: SitemapConfig) -> FileLock:
     """The lock of the output folder, ``OUT.lock`` beside it (held for the whole run)."""
-    return FileLock(beside(config.output_dir, "lock"), f"output folder {config.output_dir}")
+    return FileLock(output_lock_path(config.output_dir), f"output folder {config.output_dir}")
 
 
 class SitemapExportPipeline:

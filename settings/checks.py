@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawler.failures import ConfigError
+from crawler.state.lock import journal_paths, store_lock_path
 
 if TYPE_CHECKING:
     from settings.config import SitemapConfig
 
-__all__ = ["beside", "check_paths", "run_files"]
+__all__ = ["beside", "check_paths", "indexnow_path", "output_lock_path", "run_files"]
 
 
 def beside(output_dir: Path, suffix: str) -> Path:
@@ -27,6 +28,16 @@ def beside(output_dir: Path, suffix: str) -> Path:
     it, because that folder is often served publicly."""
     output_dir = output_dir.absolute()
     return output_dir.parent / f"{output_dir.name}.{suffix}"
+
+
+def output_lock_path(output_dir: Path) -> Path:
+    """``OUT.lock``: one run writes into an output folder at a time (the export, an audit)."""
+    return beside(output_dir, "lock")
+
+
+def indexnow_path(output_dir: Path) -> Path:
+    """``OUT.indexnow.json``: what IndexNow was told, and answered."""
+    return beside(output_dir, "indexnow.json")
 
 
 def _audit_files(config: SitemapConfig) -> dict[str, Path]:
@@ -48,15 +59,14 @@ def run_files(config: SitemapConfig) -> dict[str, Path]:
         "the report (--report)": config.report_path,
         "the removals report (--removals)": config.removals_path,
         "the changes file (--changes)": config.changes_path,
-        "the output folder's lock": beside(config.output_dir, "lock"),
-        "the IndexNow outcome": beside(config.output_dir, "indexnow.json"),
+        "the output folder's lock": output_lock_path(config.output_dir),
+        "the IndexNow outcome": indexnow_path(config.output_dir),
     }
     if config.state_path is not None:
         files["the state store (--state)"] = config.state_path
-        name = config.state_path.name
-        files["the state store's lock"] = config.state_path.with_name(name + ".lock")
-        for journal in ("wal", "shm"):  # SQLite's write-ahead log beside it (crawler.state.store)
-            files[f"the state store's -{journal} file"] = config.state_path.with_name(f"{name}-{journal}")
+        files["the state store's lock"] = store_lock_path(config.state_path)
+        for journal, path in journal_paths(config.state_path).items():  # SQLite's write-ahead log beside it
+            files[f"the state store's -{journal} file"] = path
     return {**files, **_audit_files(config)}
 
 

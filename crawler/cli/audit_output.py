@@ -18,7 +18,7 @@ from scrapy.settings import Settings
 from crawler.audit.staged import StagedFolder, finished_at
 from crawler.cli.usage import UsageError
 from crawler.state.lock import FileLock, Locked
-from settings.checks import beside
+from settings.checks import beside, output_lock_path
 
 __all__ = ["RECORD_NAME", "AuditOutput"]
 
@@ -51,7 +51,7 @@ class AuditOutput:
     def __enter__(self) -> Self:
         try:
             # On the real path: two symbolic links to one folder are one folder, with one lock.
-            self._lock = FileLock(beside(Path(os.path.realpath(self.out)), "lock"), f"output folder {self.out}")
+            self._lock = FileLock(output_lock_path(Path(os.path.realpath(self.out))), f"output folder {self.out}")
         except Locked as error:
             raise UsageError(str(error)) from None
         try:

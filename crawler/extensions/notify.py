@@ -28,7 +28,8 @@ from crawler.results import ExportResult, Notification
 from crawler.run.context import config_of, context_of
 from crawler.services.indexnow import submit
 from crawler.signals import sitemaps_published
-from settings.config import SitemapConfig, beside
+from settings.checks import indexnow_path
+from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from typing import Self
@@ -82,7 +83,7 @@ class IndexNowNotifier:
             batch_size=config.indexnow_batch,
             timeout=config.indexnow_timeout,
         )
-        path = beside(config.output_dir, "indexnow.json")
+        path = indexnow_path(config.output_dir)
         outcome = {"urls": urls, "submitted": report.submitted, "batches": report.batches, "error": report.error}
         path.write_text(json.dumps(outcome, indent=1), encoding="utf-8")
         return Notification(len(urls), report.submitted, len(report.batches), report.error, path=path)

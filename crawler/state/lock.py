@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["FileLock", "Locked", "StateLocked", "StoreLock"]
+__all__ = ["FileLock", "Locked", "StateLocked", "StoreLock", "journal_paths", "store_lock_path"]
 
 
 class Locked(Exception):
@@ -59,8 +59,19 @@ class FileLock:
         self._file.close()  # closing the file releases the lock too
 
 
+def store_lock_path(path: Path) -> Path:
+    """Where the lock of the state store at *path* is: ``PATH.lock`` beside it."""
+    return path.with_name(path.name + ".lock")
+
+
+def journal_paths(path: Path) -> dict[str, Path]:
+    """SQLite's write-ahead log files of the state store at *path*, by kind (the store runs in
+    WAL mode: ``PATH-wal`` and ``PATH-shm`` beside it)."""
+    return {journal: path.with_name(f"{path.name}-{journal}") for journal in ("wal", "shm")}
+
+
 class StoreLock(FileLock):
-    """The lock of the state store at *path*, in ``PATH.lock`` beside it."""
+    """The lock of the state store at *path*, in :func:`store_lock_path`."""
 
     def __init__(self, path: Path):
-        super().__init__(path.with_name(path.name + ".lock"), f"state store {path}", StateLocked)
+        super().__init__(store_lock_path(path), f"state store {path}", StateLocked)
