@@ -32,7 +32,7 @@ from crawler.reasons import Reason
 from crawler.render.browser import Rendered
 from crawler.render.signs import looks_like_app_shell
 from crawler.run.state import now_w3c
-from crawler.state.lastmod import not_after
+from crawler.state.lastmod import page_date
 from crawler.stats import Stat
 from crawler.urls import normalize_or_raw, normalize_url, resolve_link
 from settings.config import SitemapConfig
@@ -154,12 +154,9 @@ class ResponseReader:
             facts.header_robots = header_robots
             facts.meta_robots = [*page.meta.get("robots", ()), *page.meta.get(self.config.robots_token, ())]
         facts.modified_hint = to_w3c(modified_time(page.json_ld, page.properties))
-        # The page's own date beats the header's: servers often stamp every response. A date later
-        # than this fetch is no change date: the fetch time stands in, with a note (SPEC S6).
-        claimed = facts.modified_hint or facts.last_modified
-        facts.last_modified = not_after(claimed, now_w3c())
-        if claimed != facts.last_modified:
-            facts.notes.append(f"lastmod {claimed} is later than the fetch: the fetch time is listed")
+        facts.last_modified, note = page_date(facts.modified_hint, facts.last_modified, now_w3c())
+        if note:
+            facts.notes.append(note)
         facts.lang = page.lang
         link_headers = _headers(response, b"Link")
         self.add_media(facts, page, encoding, link_header_alternates(link_headers, response.url))

@@ -6,6 +6,11 @@ canonical, the robots directives and the extension data written for the
 URL. On the first sight of a page its own modification date (or a
 trustworthy ``Last-Modified``) stands in; when there is none, lastmod is
 left out rather than guessed.
+
+The whole decision lives here: what date a fetched page claims
+(:func:`page_date`, called by the response reader) and what a listing
+rests on from run to run (:func:`listing_for`, called by the lastmod
+pipeline, which records it).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from crawler.page.digest import SCHEME
 from crawler.protocol import w3c_instant
 from crawler.state.store import Listing, PageState
 
-__all__ = ["listing_digest", "listing_for", "made_another_way", "not_after"]
+__all__ = ["listing_digest", "listing_for", "made_another_way", "not_after", "page_date"]
 
 
 def listing_digest(
@@ -61,6 +66,17 @@ def not_after(value: str | None, now: str) -> str | None:
     if value and moment and until and moment > until:
         return now
     return value
+
+
+def page_date(hint: str | None, header_date: str | None, now: str) -> tuple[str | None, str | None]:
+    """The date a fetched page claims for its last change, and a note when it is not taken as it
+    is: the page's own date (JSON-LD, Open Graph) beats the ``Last-Modified`` header, which servers
+    often stamp on every response; a date later than this fetch (*now*) is no change date, so the
+    fetch time stands in (SPEC S6)."""
+    claimed = hint or header_date
+    date = not_after(claimed, now)
+    note = f"lastmod {claimed} is later than the fetch: the fetch time is listed" if date != claimed else None
+    return date, note
 
 
 def listing_for(
