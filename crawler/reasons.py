@@ -8,11 +8,15 @@ item, ``IgnoreRequest`` for a request.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from scrapy.exceptions import DropItem, IgnoreRequest
 
-__all__ = ["MEANINGS", "WARNINGS", "Excluded", "Limit", "OutOfScope", "Reason", "RobotsDisallowed", "pages_spent"]
+__all__ = [
+    "MEANINGS", "WARNINGS", "Excluded", "Limit", "OutOfScope", "Outcome", "Reason", "RobotsDisallowed", "outcome_of",
+    "pages_spent",
+]  # fmt: skip
 
 
 class Reason(StrEnum):
@@ -99,6 +103,37 @@ class Excluded(DropItem):
         super().__init__(f"{reason}: {detail}" if detail else str(reason), log_level="DEBUG")
         self.reason = reason
         self.detail = detail
+
+
+#: The reason of an item a pipeline dropped with a plain ``DropItem`` (or any other exception).
+UNEXPECTED = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one URL, decided once (:func:`outcome_of`) for every writer of it: the
+    crawl report, the state store and the audit record."""
+
+    reason: str | None  # None: listed; else the reason it was left out
+    detail: str = ""
+
+    @property
+    def listed(self) -> bool:
+        return self.reason is None
+
+    @property
+    def word(self) -> str:
+        """The report's ``outcome``: ``listed`` or ``excluded``."""
+        return "listed" if self.reason is None else "excluded"
+
+
+def outcome_of(exception: BaseException | None) -> Outcome:
+    """The outcome of an item scraped (no exception) or dropped (with its exception)."""
+    if exception is None:
+        return Outcome(None)
+    if isinstance(exception, Excluded):
+        return Outcome(str(exception.reason), exception.detail)
+    return Outcome(UNEXPECTED, str(exception))
 
 
 class RobotsDisallowed(IgnoreRequest):

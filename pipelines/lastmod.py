@@ -15,7 +15,7 @@ from scrapy import signals
 
 from crawler.items import PageFacts
 from crawler.modes import Replay
-from crawler.reasons import Excluded
+from crawler.reasons import outcome_of
 from crawler.run.context import config_of
 from crawler.run.state import RunState, now_w3c
 from crawler.state.lastmod import listing_digest, listing_for
@@ -87,8 +87,8 @@ class LastmodPipeline:
     def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
         if item.replayed is Replay.RESUMED:
             return
-        reason = str(exception.reason) if isinstance(exception, Excluded) else "error"
-        self._record(item, "excluded", reason, now_w3c(), previous=item.stored)
+        outcome = outcome_of(exception)
+        self._record(item, outcome.word, outcome.reason, now_w3c(), previous=item.stored)
 
     def _record(
         self,

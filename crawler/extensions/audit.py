@@ -18,7 +18,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.audit.record import SCHEMA, record_page
 from crawler.items import PageFacts
-from crawler.reasons import Excluded
+from crawler.reasons import Outcome, outcome_of
 from crawler.run.context import config_of
 from crawler.run.robots import SiteRules
 from crawler.signals import url_warning
@@ -67,18 +67,16 @@ class AuditRecorder:
         self.db.executescript(SCHEMA)
 
     def item_scraped(self, item: PageFacts, response: Response | None, spider: Spider) -> None:
-        self._record(item, None, "")
+        self._record(item, outcome_of(None))
 
     def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
-        if isinstance(exception, Excluded):
-            self._record(item, str(exception.reason), exception.detail)
-        else:
-            self._record(item, "error", str(exception))
+        self._record(item, outcome_of(exception))
 
     def _staging(self, url: str) -> str:
         return self.hosts.to_staging(url) if self.hosts is not None else url
 
-    def _record(self, item: PageFacts, reason: str | None, detail: str) -> None:
+    def _record(self, item: PageFacts, outcome: Outcome) -> None:
+        reason, detail = outcome.reason, outcome.detail
         if self.db is None:
             return
         record_page(

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING
 from scrapy import signals
 
 from crawler.items import PageFacts
-from crawler.reasons import Excluded, Reason
+from crawler.reasons import Outcome, Reason, outcome_of
 from crawler.results import StartOutcome
 from crawler.run.context import config_of, context_of
 from crawler.scope import Scope
@@ -35,11 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["REPORT_FIELDS", "CrawlReport", "ReportLine"]
 
-LISTED = "listed"
-EXCLUDED = "excluded"
 WARNING = "warning"
-#: Reason recorded when a pipeline dropped an item with a plain DropItem.
-UNEXPECTED = "error"
 
 ReportLine = dict[str, object]
 #: Every field a report line can have, and what it holds: the report format (never rename one).
@@ -111,15 +107,13 @@ class CrawlReport:
         self.file = open(self.tmp_path, "w", encoding="utf-8")  # noqa: SIM115 - closed at spider_closed
 
     def item_scraped(self, item: PageFacts, response: Response | None, spider: Spider) -> None:
-        self._record(item, LISTED, None, "")
+        self._record(item, outcome_of(None))
 
     def item_dropped(self, item: PageFacts, response: Response | None, exception: Exception, spider: Spider) -> None:
-        if isinstance(exception, Excluded):
-            self._record(item, EXCLUDED, str(exception.reason), exception.detail)
-        else:
-            self._record(item, EXCLUDED, UNEXPECTED, str(exception))
+        self._record(item, outcome_of(exception))
 
-    def _record(self, item: PageFacts, outcome: str, reason: str | None, detail: str) -> None:
+    def _record(self, item: PageFacts, outcome: Outcome) -> None:
+        reason, detail = outcome.reason, outcome.detail
         if reason is None:
             self.stats.inc_value(Stat.LISTED)
         else:
@@ -131,7 +125,7 @@ class CrawlReport:
         line: ReportLine = {
             "url": item.url,
             "status": item.status,
-            "outcome": outcome,
+            "outcome": outcome.word,
             "reason": reason,
             "detail": detail or None,
             "depth": item.depth,
