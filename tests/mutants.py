@@ -35,6 +35,7 @@ class Mutant:
 POISON = "tests/test_distributed_poison.py"
 GUARDS = "tests/test_rule_guards.py"
 PACE = "tests/test_distributed_pace.py"
+POLITE = "tests/test_distributed_politeness.py"
 CREDENTIALS = "tests/test_audit_credentials.py"
 RENDER = "tests/test_render.py"
 RENDER_MEMORY = "tests/test_render_memory.py"
@@ -115,6 +116,12 @@ MUTANTS = [
     Mutant("a worker asked to stop hands its leases back", "crawler/distributed/link.py",
            "        await self.frontier.hand_back(rest)\n", "",
            (f"{PACE}::test_a_worker_asked_to_stop_hands_its_leases_back_at_once",)),
+    Mutant("a Retry-After holds the site for every worker of a shared crawl", "crawler/extensions/politeness.py",
+           "            self.crawler.signals.send_catch_log(signal=site_held, seconds=pace.held_until - now)\n",
+           "", (f"{POLITE}::test_a_retry_after_holds_the_whole_site_for_every_worker",)),
+    Mutant("every worker's grant waits for a site held by a Retry-After", "crawler/downloadhandlers/sharedpace.py",
+           "            self.held_until = time.monotonic() + await self.pace.held_for()\n", "",
+           (f"{POLITE}::test_a_retry_after_holds_the_whole_site_for_every_worker",)),
     Mutant("one coordinator per crawl", "crawler/distributed/config.py",
            "    claim(redis, crawl)  # never under a coordinator of this crawl that is still running\n", "",
            ("tests/test_distributed_resume.py::test_a_second_coordinator_of_a_running_crawl_is_refused",)),

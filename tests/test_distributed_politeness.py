@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import CrawlResult, crawl, run_cli
-from tests.server import NOT_PAGES, SiteServer
-from tests.shared_crawl import FAST, chain_site, finish, workers
+from tests.server import NOT_PAGES, ROUTES, SiteServer
+from tests.shared_crawl import FAST, chain_site, fan_site, finish, workers
 from tests.test_adaptive_speed import PAGES, serve
 from tests.test_scheduled import age_files, edit, lastmods, next_second, rewritten, shard_of
 from tests.timing import assert_paced
@@ -128,3 +129,37 @@ def test_without_a_delay_the_concurrency_limit_holds_for_the_site(limit: int, re
         # others give theirs back only at their next count of the live workers (four times a second)
         # and as their requests end, so a short overshoot on this server that slows under load stays.
         assert statistics.median(loads) <= limit and statistics.mean(loads) <= 1.3 * limit, loads
+
+
+def test_a_retry_after_holds_the_whole_site_for_every_worker(
+    redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One worker hears 503 with Retry-After: 3; the site is held for all three processes, not only
+    for the one that heard it (judged on the server's own log: a quiet window after the 503)."""
+    answered: list[bool] = []
+
+    def busy_once(handler: Any, query: str) -> tuple[int, dict[str, str], bytes]:
+        first = not answered
+        answered.append(True)
+        if first:
+            return 503, {"Content-Type": "text/html", "Retry-After": "3"}, b"busy"
+        return 200, {"Content-Type": "text/html"}, b"<html><head><title>P8</title></head><body>8</body></html>"
+
+    monkeypatch.setitem(ROUTES, "fan", {"/p8.html": busy_once})
+    site = fan_site(tmp_path, 120, "User-agent: *\nAllow: /\n")
+    try:
+        joined = workers(redis_url, 2)
+        shared = crawl(site.url(), tmp_path / "out", *FAST, "--delay", "0", "--concurrency", "4",
+                       "--distributed", redis_url)  # fmt: skip
+        assert finish(joined) == [0, 0]
+    finally:
+        site.stop()
+    assert shared.code == 0, shared.process.stderr
+    [busy] = [hit.time for hit in site.hits if hit.path == "/p8.html" and hit.status == 503]
+    # Downloads granted before the hold was told may still land just after the 503; from 1 s on,
+    # until 2.5 s (of the 3 held), nothing reaches the site from any worker. Held by the worker
+    # that heard it alone, the two others would keep crawling the 120 pages at full speed.
+    quiet = [round(hit.time - busy, 2) for hit in site.hits if busy + 1.0 < hit.time < busy + 2.5]
+    assert quiet == [], f"requests while the site was held: {quiet}"
+    assert any(hit.time >= busy + 2.5 for hit in site.hits)  # and the crawl went on after it
+    assert "/p8.html" in {url.removeprefix(site.url().rstrip("/")) for url in shared.listed}

@@ -83,6 +83,23 @@ return 0
 """
 
 
+# KEYS: the pace. ARGV: how long to hold the site (ms), the longest hold kept (ms).
+_HOLD = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
+  redis.call('DEL', KEYS[1])
+end
+local held = tonumber(redis.call('HGET', KEYS[1], 'held') or '0') or 0
+local wanted = now + math.min(tonumber(ARGV[1]), tonumber(ARGV[2]))
+if wanted > held or held > now + tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'held', wanted)
+  held = wanted
+end
+return held - now
+"""
+
+
 class SitePace:
     """Politeness for one site, shared by every worker of a crawl."""
 
@@ -94,6 +111,7 @@ class SitePace:
         self.hold_ms = int(hold * 1000)  # a grant outlives no download: its holder died
         self.longest_ms = int(longest_delay * 1000)
         self._acquire = redis.register_script(_ACQUIRE)
+        self._hold = redis.register_script(_HOLD)
 
     @staticmethod
     def token(worker: str, count: int) -> str:
@@ -108,6 +126,16 @@ class SitePace:
         ]  # fmt: skip
         wait: int = await self._acquire(keys=[self.key, self.grants], args=args)
         return wait / 1000
+
+    async def hold(self, seconds: float) -> float:
+        """Hold the site for every worker for *seconds* (a Retry-After, capped at the longest delay);
+        the seconds it is now held for."""
+        left: int = await self._hold(keys=[self.key], args=[int(seconds * 1000), self.longest_ms])
+        return left / 1000
+
+    async def held_for(self) -> float:
+        """Seconds the site is still held for (0.0 when it is not), on Redis's clock."""
+        return await self.hold(0)
 
     async def release(self, token: str) -> None:
         """The download of *token* is over (answered or failed)."""

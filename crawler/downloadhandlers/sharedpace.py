@@ -29,6 +29,7 @@ from crawler.extensions.politeness import Politeness
 from crawler.failures import ConfigError
 from crawler.run.context import config_of
 from crawler.run.worker import worker_name
+from crawler.signals import site_held
 from crawler.urls import site_root
 
 if TYPE_CHECKING:
@@ -64,8 +65,11 @@ class SharedPaceHandler:
         self.delay = shared.shared_delay
         self.live = 1  # workers alive in the crawl, counted every RECOUNT_SECONDS
         self.counted_at = -1e9
+        self.held_until = 0.0  # a monotonic moment: the site held by a Retry-After until then
         self.wrapped = dict(crawler.settings.getdict("SITEMAP_SHARED_DOWNLOAD_HANDLERS"))
         self.inner: dict[str, Any] = {}
+        self.holding: set[asyncio.Task[None]] = set()  # Retry-Afters being told to Redis
+        crawler.signals.connect(self.site_held, signal=site_held)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -107,11 +111,27 @@ class SharedPaceHandler:
         except (RedisError, OSError) as error:
             logger.warning("Could not give the site's slot back in Redis (%s): it lapses by itself", error)
 
+    def site_held(self, seconds: float) -> None:
+        """This worker heard a Retry-After: the site is held for every worker, in Redis."""
+        task = asyncio.get_running_loop().create_task(self._hold(seconds))
+        self.holding.add(task)
+        task.add_done_callback(self.holding.discard)
+
+    async def _hold(self, seconds: float) -> None:
+        try:
+            await self.pace.hold(seconds)
+        except (RedisError, OSError) as error:
+            logger.warning("Could not hold the site for the other workers in Redis (%s)", error)
+
     async def _slot(self) -> str | None:
-        """The site's slot, taken now (its grant's token), or ``None`` when the shares suffice."""
+        """The site's slot, taken now (its grant's token), or ``None`` when the shares suffice; a
+        site held by a Retry-After (any worker's) is waited for first, checked at each recount."""
         if time.monotonic() - self.counted_at >= RECOUNT_SECONDS:
             self.counted_at = time.monotonic()
             self.live = max(1, len(await self.workers.alive()))
+            self.held_until = time.monotonic() + await self.pace.held_for()
+        if (held := self.held_until - time.monotonic()) > 0:
+            await asyncio.sleep(held)
         delay, concurrency = self.politeness.site_pace(self.delay)
         # Each worker's own downloader keeps its share of the site's limit in flight.
         self.politeness.share(max(1, concurrency // self.live))

@@ -22,6 +22,7 @@ from scrapy import signals
 from crawler.pace import Pace, span_words
 from crawler.run.context import config_of
 from crawler.run.robots import robots_user_agent
+from crawler.signals import site_held
 from crawler.stats import Stat
 from settings.values import adapts
 
@@ -153,6 +154,7 @@ class Politeness:
         if retry_after and pace.held(now):
             logger.info("%s %s with Retry-After: nothing sent to %s for %.0f s", request.url, why, key,
                         pace.held_until - now)  # fmt: skip
+            self.crawler.signals.send_catch_log(signal=site_held, seconds=pace.held_until - now)
         if pace.delay > before:
             logger.info("%s %s: %.2f s between requests from now on", request.url, why, pace.delay)
         if self.crawler.stats:
