@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Self
+
+from tests.local_server import LocalServer
 
 Answer = tuple[int, dict[str, str], str]
 Route = Answer | Callable[[str], Answer]
@@ -41,14 +43,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class AppSite(ThreadingHTTPServer):
+class AppSite(LocalServer):
     """Routes: ``/path?query`` -> answer, or ``/path?*`` for any query of a path (a callable
     gets the request target)."""
 
-    daemon_threads = True
-
     def __init__(self, routes: dict[str, Route]):
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.routes = routes
         self.log: list[str] = []
         self.lock = threading.Lock()
@@ -56,14 +56,6 @@ class AppSite(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/"
-
-    def start(self) -> AppSite:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
 
     def __enter__(self) -> Self:
         return self.start()

@@ -14,8 +14,10 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from tests.local_server import LocalServer
 
 HOLD_SECONDS = 60.0  # the longest /hold.json is held when the test never lets it go
 
@@ -60,11 +62,9 @@ class Hit:
     user_agent: str
 
 
-class HostileSite(ThreadingHTTPServer):
-    daemon_threads = True
-
+class HostileSite(LocalServer):
     def __init__(self, pages: dict[str, str], scripts: dict[str, str] | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), HostileHandler)
+        super().__init__(HostileHandler)
         self.pages = dict(pages)
         self.scripts = dict(scripts or {})  # path -> JavaScript served
         self.hits: list[Hit] = []
@@ -72,21 +72,12 @@ class HostileSite(ThreadingHTTPServer):
         self.asked = threading.Condition(self.lock)
         self.release = threading.Event()  # lets /hold.json answer
 
-    @property
-    def port(self) -> int:
-        return int(self.server_address[1])
-
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def start(self) -> HostileSite:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
-
     def stop(self) -> None:
         self.release.set()
-        self.shutdown()
-        self.server_close()
+        super().stop()
 
     def paths(self) -> list[str]:
         with self.lock:

@@ -8,8 +8,10 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from tests.local_server import LocalServer
 
 Answer = tuple[int, dict[str, str], bytes]
 Route = Callable[["SetServer", bytes], Answer]
@@ -43,25 +45,13 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(LocalServer):
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        super().__init__(_Handler)
 
     @property
     def root(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/"
-
-    def start(self) -> _Server:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(timeout=10)
 
     def answer(self, path: str, user_agent: str) -> Answer:
         raise NotImplementedError

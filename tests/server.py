@@ -15,9 +15,11 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from tests.local_server import LocalServer
 
 SITE_ROOT = Path(__file__).parent / "site"
 #: What a crawl asks a site for that is no page: robots.txt, and the sitemaps at their
@@ -135,11 +137,9 @@ ROUTES = {
 }
 
 
-class SiteServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class SiteServer(LocalServer):
     def __init__(self, sites: dict[str, str] | None = None, root: Path = SITE_ROOT) -> None:
-        super().__init__(("127.0.0.1", 0), SiteHandler)
+        super().__init__(SiteHandler)
         self.sites = sites or SITES
         self.root = root  # a copy of tests/site that a test may change between crawls
         self.hits: list[Hit] = []
@@ -148,22 +148,9 @@ class SiteServer(ThreadingHTTPServer):
         self.arrived = threading.Condition(self.lock)  # notified on every request, and once it is answered
         self.flaky_calls = 0
         self.other_port = 0  # a second server, linked to as "another port"
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
 
     def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
-
-    def start(self) -> SiteServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
 
     def reset(self) -> None:
         with self.lock:

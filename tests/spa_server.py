@@ -15,9 +15,11 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from tests.local_server import LocalServer
 
 SPA_ROOT = Path(__file__).parent / "site_spa"
 TYPES = {
@@ -128,32 +130,17 @@ MIXED_SERVER_RENDERED = {
 MIXED_APP = {"/app", "/app/x", "/app/y", "/app/z", "/app/w"}
 
 
-class SpaServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class SpaServer(LocalServer):
     def __init__(self, site: str, app: App | None = None, cdn_port: int = 0) -> None:
-        super().__init__(("127.0.0.1", 0), SpaHandler)
+        super().__init__(SpaHandler)
         self.site = site
         self.app = app
         self.cdn_port = cdn_port
         self.hits: list[Hit] = []
         self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
-
-    def start(self) -> SpaServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
 
     def reset(self) -> None:
         with self.lock:

@@ -10,9 +10,10 @@ tests can tell where credentials went.
 from __future__ import annotations
 
 import base64
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer
 
 PROD = "https://www.example.com"
 USER, PASSWORD = "preview", "s3cret-Pa55"
@@ -182,9 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class StagingServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class StagingServer(LocalServer):
     def __init__(
         self,
         routes: dict[str, tuple[int, dict[str, str], str]] | None = None,
@@ -192,7 +191,7 @@ class StagingServer(ThreadingHTTPServer):
         password: bool = True,
         header_blocker: bool = False,
     ):
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.routes = routes or {}
         self.password = password
         self.header_blocker = header_blocker
@@ -204,10 +203,6 @@ class StagingServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/"
-
-    def start(self) -> StagingServer:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
 
     def stop(self) -> None:
         self.shutdown()
