@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from crawler.modes import RunMode
+from crawler.sitemaps.site import MediaCounts
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,17 +38,6 @@ class NotPublished(StrEnum):
     EXPORT_FAILED = "export-failed"
     #: The set would lose more of its URLs than --max-shrink allows.
     SHRINK = "shrink"
-
-
-class MediaCounts(NamedTuple):
-    """The media of the set written (an update's carried URLs too): image and video entries, and
-    the site's own images (on so many listed pages that they are a logo): distinct ones and the
-    image entries left out."""
-
-    images: int
-    videos: int
-    site_wide: int
-    left_out: int
 
 
 @dataclass(slots=True)

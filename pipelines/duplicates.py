@@ -29,7 +29,7 @@ from scrapy import signals
 from crawler.duplicates import OWN_TEXT, Duplicates, duplicate_detail, kept_of, simpler_urls, twins
 from crawler.items import PageFacts
 from crawler.reasons import Excluded, Reason
-from crawler.run.context import context_of
+from crawler.run.context import context_of, run_state_of
 from crawler.run.state import RunState
 from crawler.scratch import done_with, scratch_entry
 from crawler.state.store import Unknown
@@ -72,7 +72,7 @@ class DuplicatePipeline:
         if not keep and context.in_flight is None:
             context.in_flight = UrlSet()  # the spider adds the page requests it makes
         table = None if keep else scratch_entry(context.config.output_dir, "duplicates.sqlite3")
-        pipeline = cls(keep, RunState.of(crawler), context.in_flight, table)
+        pipeline = cls(keep, run_state_of(crawler), context.in_flight, table)
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(pipeline.item_done, signal=signal)
         return pipeline

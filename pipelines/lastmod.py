@@ -16,7 +16,7 @@ from scrapy import signals
 from crawler.items import PageFacts
 from crawler.modes import Replay
 from crawler.reasons import outcome_of
-from crawler.run.context import config_of
+from crawler.run.context import config_of, required_run_state
 from crawler.run.state import RunState, now_w3c
 from crawler.state.lastmod import listing_digest, listing_for
 from crawler.state.placement import ShardStrategy
@@ -58,7 +58,7 @@ class LastmodPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        pipeline = cls(config_of(crawler), RunState.require(crawler))
+        pipeline = cls(config_of(crawler), required_run_state(crawler))
         crawler.signals.connect(pipeline.item_dropped, signal=signals.item_dropped)
         return pipeline
 

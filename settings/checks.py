@@ -12,15 +12,34 @@ from __future__ import annotations
 import os
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from crawler.failures import ConfigError
 from crawler.state.lock import journal_paths, store_lock_path
 
-if TYPE_CHECKING:
-    from settings.config import SitemapConfig
+__all__ = ["RunPaths", "beside", "check_paths", "indexnow_path", "output_lock_path", "run_files"]
 
-__all__ = ["beside", "check_paths", "indexnow_path", "output_lock_path", "run_files"]
+
+class _AuditPaths(Protocol):
+    @property
+    def record_path(self) -> Path | None: ...
+
+
+class RunPaths(Protocol):
+    """The paths of a run (what :class:`settings.config.SitemapConfig` holds), as the checks read them."""
+
+    @property
+    def output_dir(self) -> Path: ...
+    @property
+    def report_path(self) -> Path: ...
+    @property
+    def removals_path(self) -> Path: ...
+    @property
+    def changes_path(self) -> Path: ...
+    @property
+    def state_path(self) -> Path | None: ...
+    @property
+    def audit(self) -> _AuditPaths: ...
 
 
 def beside(output_dir: Path, suffix: str) -> Path:
@@ -40,7 +59,7 @@ def indexnow_path(output_dir: Path) -> Path:
     return beside(output_dir, "indexnow.json")
 
 
-def _audit_files(config: SitemapConfig) -> dict[str, Path]:
+def _audit_files(config: RunPaths) -> dict[str, Path]:
     """What an audit writes into its folder besides the sitemaps (crawler.audit.report)."""
     from crawler.audit.findings import Kind  # noqa: PLC0415 - an audit only
 
@@ -53,7 +72,7 @@ def _audit_files(config: SitemapConfig) -> dict[str, Path]:
     return files
 
 
-def run_files(config: SitemapConfig) -> dict[str, Path]:
+def run_files(config: RunPaths) -> dict[str, Path]:
     """Every file a run writes outside the sitemap set, by what it is."""
     files = {
         "the report (--report)": config.report_path,
@@ -75,7 +94,7 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def check_paths(config: SitemapConfig) -> None:
+def check_paths(config: RunPaths) -> None:
     """Refuse two run files on one path, or a run file inside or on the output folder. Paths are
     compared where they really lead (symbolic links followed, as the writes would follow them):
     a report that is a link to the state store, or one inside a link to the output folder, is

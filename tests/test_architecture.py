@@ -143,3 +143,50 @@ def test_every_mutant_names_a_line_that_is_there_once() -> None:
             if text.count(old) != 1:
                 stale.append(f"#{number} {mutant.path}: {old[:60]!r} found {text.count(old)} times")
     assert stale == [], stale
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Each module of crawler/, pipelines/ and settings/ and the modules of those it imports
+    (anywhere in it: at the top, for types only, or inside a function)."""
+    import ast
+
+    modules = {
+        path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__"): path
+        for top in ("crawler", "pipelines", "settings")
+        for path in (ROOT / top).rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            names += (
+                [f"{node.module}.{alias.name}" for alias in node.names]
+                if names and isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found |= {imported for imported in names if imported in modules and imported != name}
+        graph[name] = found
+    return graph
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """The import graph has no circle, however long: dependencies point one way."""
+    graph = _module_imports()
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    circles = []
+
+    def walk(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for imported in sorted(graph[name]):
+            if state.get(imported) == 1:
+                circles.append(" -> ".join([*path[path.index(imported) :], imported]))
+            elif imported not in state:
+                walk(imported, [*path, imported])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name, [name])
+    assert circles == [], circles

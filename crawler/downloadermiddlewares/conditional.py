@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from crawler.run.context import required_run_state
 from crawler.run.state import RunState
 from crawler.state.lastmod import made_another_way
 
@@ -29,7 +30,7 @@ class ConditionalRequestMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(RunState.require(crawler))
+        return cls(required_run_state(crawler))
 
     def process_request(self, request: Request) -> None:
         if not request.meta.get("page"):

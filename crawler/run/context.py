@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy.exceptions import NotConfigured
+
 from crawler.results import CrawlResult
+from crawler.run.state import RunState
 from crawler.urls import UrlSet
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from crawler.run.state import RunState
 
-__all__ = ["CrawlContext", "config_of", "context_of"]
+__all__ = ["CrawlContext", "config_of", "context_of", "required_run_state", "run_state_of"]
 
 
 class CrawlContext:
@@ -43,8 +45,6 @@ class CrawlContext:
     def run_state(self) -> RunState | None:
         """The run in the state store, opened on first use; ``None`` when the store is off."""
         if not self._opened:
-            from crawler.run.state import RunState  # noqa: PLC0415 - it imports this module
-
             self._run_state = RunState.open(self.crawler, self.config, self.result)
             self._opened = True
         return self._run_state
@@ -60,3 +60,17 @@ def context_of(crawler: Crawler) -> CrawlContext:
 
 def config_of(crawler: Crawler) -> SitemapConfig:
     return context_of(crawler).config
+
+
+def run_state_of(crawler: Crawler) -> RunState | None:
+    """The crawl's run state (its context opens it on first use); ``None`` when the state store is off."""
+    return context_of(crawler).run_state
+
+
+def required_run_state(crawler: Crawler) -> RunState:
+    """The crawl's run state, for components that only make sense with one (``NotConfigured``
+    without: the state store is off, a deliberate choice that needs no warning)."""
+    state = run_state_of(crawler)
+    if state is None:
+        raise NotConfigured
+    return state

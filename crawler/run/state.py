@@ -16,12 +16,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
 
 from crawler.failures import ConfigError
 from crawler.modes import RunMode
 from crawler.results import CrawlResult
-from crawler.run.context import context_of
 from crawler.state.changes import Change, Kind, state_word
 from crawler.state.placement import Placer, placer
 from crawler.state.store import UNKNOWN, Listing, PageState, StateLocked, StateStore, Unknown
@@ -83,11 +81,6 @@ class RunState:
         self.broken: str | None = None  # why the store stopped taking writes
 
     @classmethod
-    def of(cls, crawler: Crawler) -> RunState | None:
-        """The crawl's run state (its context opens it on first use); ``None`` when the state store is off."""
-        return context_of(crawler).run_state
-
-    @classmethod
     def open(cls, crawler: Crawler, config: SitemapConfig, result: CrawlResult) -> RunState | None:
         """A new run (or the interrupted one, resumed) of the crawl's state store, once per crawl
         (:class:`crawler.run.context.CrawlContext` calls it); ``None`` when the state store is off."""
@@ -108,14 +101,6 @@ class RunState:
             result.mode, result.run = mode, run
             crawler.signals.connect(state.spider_closed, signal=signals.spider_closed)
             crawler.signals.connect(state.engine_stopped, signal=signals.engine_stopped)
-        return state
-
-    @classmethod
-    def require(cls, crawler: Crawler) -> RunState:
-        """The crawl's run state, for components that only make sense with one."""
-        state = cls.of(crawler)
-        if state is None:
-            raise NotConfigured  # the state store is off (SITEMAP_STATE): no warning for a deliberate choice
         return state
 
     @staticmethod

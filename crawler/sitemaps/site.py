@@ -11,15 +11,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from crawler.page.news import is_recent
-from crawler.results import MediaCounts
 from crawler.sitemaps.clusters import resolve_cluster
 from crawler.sitemaps.entries import URLSET_CLOSE, URLSET_OPEN, NewsEntry, UrlEntry
 from crawler.sitemaps.spool import SpooledUrl, UrlSpool
 
-__all__ = ["Warn", "fit", "news_entries", "site_entries"]
+__all__ = ["MediaCounts", "Warn", "fit", "news_entries", "site_entries"]
+
+
+class MediaCounts(NamedTuple):
+    """The media of the set written (an update's carried URLs too): image and video entries, and
+    the site's own images (on so many listed pages that they are a logo): distinct ones and the
+    image entries left out."""
+
+    images: int
+    videos: int
+    site_wide: int
+    left_out: int
+
 
 #: (url, code, detail): a whole-site finding about a listed URL.
 Warn = Callable[[str, str, str], None]
