@@ -53,7 +53,7 @@ TEST_PACKAGES := chromium chromium-driver chromium-headless-shell podman buildah
 # recommends and with no service started by the packages (policy-rc.d), so nothing binds a port.
 REALAPP_PACKAGES := nginx wordpress wordpress-theme-twentytwentyone php-fpm php-mysql php-gd php-xml php-mbstring \
   mariadb-server nodejs
-# Before a commit: every fast test (tests/lanes.py), in about a minute.
+# Before a commit: every fast test (tests/lanes.py), in about 35 s.
 test-fast:
 	$(BIN)/python -m pytest -q -m fast
 

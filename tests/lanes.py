@@ -3,7 +3,9 @@ Redis or a server process: ``make test-fast``, before a commit) and ``slow`` (th
 test`` runs both, before you stop).
 
 A test is slow when it asks for a fixture that starts something (any fixture but the few pure
-ones below), or when its own code starts a process (the CLI, a crawl, a subprocess). Marked at
+ones below), when its own code starts a process (the CLI, a crawl, a subprocess), when its
+module drives a browser, or when it says so (``@pytest.mark.slow``: a big file read in
+bounded memory). Marked at
 collection, so a new test lands in the right lane without anyone remembering to mark it.
 """
 
@@ -29,7 +31,18 @@ STARTS_SOMETHING = (
 )  # fmt: skip
 
 
+#: Words in a test module that say its tests drive a browser (through fixtures of their own).
+DRIVES_A_BROWSER = ("crawler.render.browser", "playwright", "chromium")
+
+
 def _is_slow(item: pytest.Item) -> bool:
+    module = getattr(item, "module", None)
+    try:
+        module_source = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        module_source = ""
+    if any(word in module_source for word in DRIVES_A_BROWSER):
+        return True
     callspec = getattr(item, "callspec", None)
     parameters = set(callspec.params) if callspec is not None else set()  # values, not fixtures
     if set(getattr(item, "fixturenames", ())) - PURE_FIXTURES - parameters:

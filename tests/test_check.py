@@ -486,6 +486,7 @@ def test_the_sample_is_spread_over_the_shards_and_the_same_in_any_order() -> Non
     assert Sampler(0, 3).chosen() == []
 
 
+@pytest.mark.slow  # 50,000 URLs written and read back: seconds, not the fast lane
 def test_a_50000_url_shard_is_read_in_bounded_memory() -> None:
     root = "https://www.example.com/"
     entries = "".join(
