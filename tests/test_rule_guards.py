@@ -144,3 +144,31 @@ def test_a_page_dated_in_the_future_is_listed_with_the_fetch_time(
     moment = w3c_instant(lastmod)
     assert moment is not None and before <= moment <= datetime.now(UTC), lastmod
     assert "later than the fetch" in json.dumps(result.report[server.url()])
+
+
+def test_robots_txt_exempts_the_sitemaps_it_names_and_not_the_files_they_list(tmp_path: Path) -> None:
+    """robots.txt names /maps/index.xml under a Disallow: /maps/; that index is read (named, so
+    allowed), but a child it lists under /maps/ obeys the Disallow like any URL."""
+    site = tmp_path / "site" / "maps"
+    (site / "maps").mkdir(parents=True)
+    server = SiteServer(sites={"127.0.0.1": "maps"}, root=tmp_path / "site").start()
+    try:
+        root = server.url("/").rstrip("/")
+        (site / "robots.txt").write_text(f"User-agent: *\nDisallow: /maps/\nSitemap: {root}/maps/index.xml\n")
+        (site / "index.html").write_text(
+            '<html><head><title>Home</title></head><body><a href="/a.html">a</a></body></html>'
+        )
+        (site / "a.html").write_text("<html><head><title>A</title></head><body>a</body></html>")
+        (site / "b.html").write_text("<html><head><title>B</title></head><body>b</body></html>")
+        index = "".join(f"<sitemap><loc>{root}{path}</loc></sitemap>" for path in ("/maps/child.xml", "/open.xml"))
+        namespace = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        (site / "maps" / "index.xml").write_text(f"<sitemapindex {namespace}>{index}</sitemapindex>")
+        (site / "maps" / "child.xml").write_text(f"<urlset {namespace}><url><loc>{root}/b.html</loc></url></urlset>")
+        (site / "open.xml").write_text(f"<urlset {namespace}><url><loc>{root}/a.html</loc></url></urlset>")
+        result = crawl(server.url(), tmp_path / "out", "--no-state")
+        paths = server.paths()
+    finally:
+        server.stop()
+    assert result.code == 0, result.process.stderr
+    assert "/maps/index.xml" in paths and "/open.xml" in paths  # the named index read, and what it lists
+    assert "/maps/child.xml" not in paths, paths  # listed by the index, not named by robots.txt: disallowed
