@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -20,25 +20,23 @@ from scrapy.settings import Settings
 from crawler.downloadermiddlewares.backoff import retry_after_seconds
 from settings.values import adapts
 from tests.conftest import run_cli, sitemap_locs
+from tests.local_server import LocalServer
 from tests.server import NOT_PAGES
 from tests.timing import assert_paced
 
 PAGES = 60
 
 
-class LoadedServer(ThreadingHTTPServer):
+class LoadedServer(LocalServer):
     """Pages whose answer slows with the number of requests in flight (latency = k x in-flight²);
     optionally a page that first answers 503 with Retry-After, and a robots.txt."""
 
-    daemon_threads = True
-
     def __init__(self, k: float = 0.004, robots: str = "User-agent: *\nAllow: /\n", retry_after: str | None = None):
-        super().__init__(("127.0.0.1", 0), LoadedHandler)
+        super().__init__(LoadedHandler)
         self.k, self.robots, self.retry_after = k, robots, retry_after
         self.lock = threading.Lock()
         self.in_flight = 0
         self.arrivals: list[tuple[float, str, int]] = []  # (time, path, requests in flight on arrival)
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.server_address[1]}{path}"
@@ -90,11 +88,9 @@ class LoadedHandler(BaseHTTPRequestHandler):
 
 
 def serve(**options: object) -> Iterator[LoadedServer]:
-    server = LoadedServer(**options)  # type: ignore[arg-type]
-    server.thread.start()
+    server = LoadedServer(**options).start()  # type: ignore[arg-type]
     yield server
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 @pytest.fixture

@@ -17,13 +17,14 @@ import socket
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from tests.conftest import crawl
+from tests.local_server import LocalServer
 
 if shutil.which("chromium-headless-shell") is None:
     if os.environ.get("CI"):
@@ -104,17 +105,14 @@ STUN_TYPES = {0x0001: "STUN binding request", 0x0003: "TURN allocate request", 0
 USERNAME = 0x0006  # in a binding request, the mark of an ICE connectivity check (one to a server has none)
 
 
-class CallsHome(ThreadingHTTPServer):
+class CallsHome(LocalServer):
     """The app's site on 127.0.0.1, with the request targets it was asked for."""
 
-    daemon_threads = True
-
     def __init__(self, udp_port: int) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.app = APP.replace("UDP_PORT", str(udp_port)).replace("WAIT_MS", str(WAIT * 1000)).encode()
         self.targets: list[str] = []
         self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.server_address[1]}{path}"
@@ -166,11 +164,9 @@ def udp() -> Iterator[socket.socket]:
 
 @pytest.fixture
 def site(udp: socket.socket) -> Iterator[CallsHome]:
-    server = CallsHome(udp.getsockname()[1])
-    server.thread.start()
+    server = CallsHome(udp.getsockname()[1]).start()
     yield server
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 def received(sock: socket.socket, wait: float) -> list[bytes]:

@@ -13,8 +13,10 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from tests.local_server import LocalServer
 
 #: New links on each link-farm page (which also links up to the page that led to it).
 FARM_LINKS = 2000
@@ -107,9 +109,7 @@ def overflow_page() -> Answer:
     return 200, HTML, html("<h1>Clip</h1>", f'<script type="application/ld+json">{video}</script>')
 
 
-class TrapServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class TrapServer(LocalServer):
     def __init__(
         self,
         robots: Callable[[TrapHandler], Answer | None] | None = None,
@@ -118,29 +118,16 @@ class TrapServer(ThreadingHTTPServer):
         ring_pages: int = RING_PAGES,
         image_url_length: int = 1500,
     ):
-        super().__init__(("127.0.0.1", 0), TrapHandler)
+        super().__init__(TrapHandler)
         self.farm_links = farm_links
         self.ring_pages = ring_pages
         self.image_url_length = image_url_length
         self.robots = robots or (lambda handler: (200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n"))
         self.lock = threading.Lock()
         self.paths: list[str] = []
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
-
-    def start(self) -> TrapServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
 
     def requested(self, prefix: str = "") -> list[str]:
         with self.lock:

@@ -64,16 +64,15 @@ class SiteFacts:
         measure_click_depths(db, start_url)
         db.executescript(_SETUP)
 
-    def pages(self, where: str = "1", params: tuple[Any, ...] = ()) -> Iterator[Page]:
-        """The recorded pages matching *where*, in the crawl's order (depth, then URL)."""
-        query = f"SELECT * FROM audited WHERE {where} ORDER BY depth, url"  # noqa: S608 - our own clauses
-        for row in self.db.execute(query, params):
-            yield page_of(row)
-
     def rows(self, where: str = "1", params: tuple[Any, ...] = ()) -> Iterator[sqlite3.Row]:
-        """The same, as rows (with ``inlinks`` and ``in_sitemaps``)."""
+        """The recorded pages matching *where*, in the crawl's order (depth, then URL), as rows
+        (with ``clicks``, ``inlinks`` and ``in_sitemaps``)."""
         query = f"SELECT * FROM audited WHERE {where} ORDER BY depth, url"  # noqa: S608 - our own clauses
         return self.db.execute(query, params)
+
+    def pages(self, where: str = "1", params: tuple[Any, ...] = ()) -> Iterator[Page]:
+        """:meth:`rows`, as pages."""
+        return (page_of(row) for row in self.rows(where, params))
 
     def get(self, url: str) -> Page | None:
         row = self.db.execute("SELECT * FROM audited WHERE url = ?", (url,)).fetchone()
@@ -85,7 +84,3 @@ class SiteFacts:
 
     def is_redirect_target(self, url: str) -> bool:
         return self.db.execute("SELECT 1 FROM pages WHERE redirect_to = ? LIMIT 1", (url,)).fetchone() is not None
-
-    def count(self, where: str = "1", params: tuple[Any, ...] = ()) -> int:
-        (number,) = self.db.execute(f"SELECT COUNT(*) FROM pages WHERE {where}", params).fetchone()  # noqa: S608
-        return int(number)
