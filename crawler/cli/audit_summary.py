@@ -69,7 +69,8 @@ def _failing(report: AuditReport, fail_on: FailOn) -> list[str]:
     counts = report.findings.counts()
     present = {kind for kind in fail_on.kinds if counts[kind.value]}
     present |= {Kind(kind) for head in report.findings.heads() for kind in head.grouped if Kind(kind) in fail_on.kinds}
-    new = {kind for kind in fail_on.new if kind.value in report.findings.kinds_marked(NEW)}
+    marked_new = report.findings.kinds_marked(NEW)
+    new = {kind for kind in fail_on.new if kind.value in marked_new}
     return sorted(kind.value for kind in present) + sorted(_NEW + kind.value for kind in new)
 
 
