@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from crawler.sitemaps.remote import RemotePublish
     from crawler.state.changes import ChangeCounts
 
-__all__ = ["CrawlResult", "ExportResult", "NotPublished", "Notification", "StartOutcome"]
+__all__ = ["CrawlResult", "ExportResult", "NotPublished", "Notification", "OriginCounts", "StartOutcome"]
 
 
 class NotPublished(StrEnum):
@@ -56,7 +56,8 @@ class Notification:
 class ExportResult:
     """What the export step did with the listed URLs."""
 
-    publish: PublishResult | None = None
+    publish: PublishResult | None = None  # in a crawl of several hosts, the start host's set (or the first)
+    sets: dict[str, PublishResult] = field(default_factory=dict)  # a crawl of several hosts: host -> its set
     not_published: NotPublished | None = None
     detail: str = ""  # the reason behind not_published, in words
     news_urls: int = 0
@@ -74,6 +75,11 @@ class ExportResult:
     def published(self) -> bool:
         return self.publish is not None
 
+    @property
+    def all_sets(self) -> list[PublishResult]:
+        """Every set published: one per host in a crawl of several, else the one."""
+        return list(self.sets.values()) or ([self.publish] if self.publish is not None else [])
+
 
 @dataclass(slots=True, frozen=True)
 class StartOutcome:
@@ -81,6 +87,20 @@ class StartOutcome:
 
     reason: str | None
     detail: str
+
+
+@dataclass(slots=True)
+class OriginCounts:
+    """What became of one host's URLs, in a crawl of several hosts."""
+
+    listed: int = 0
+    left_out: int = 0
+
+    def add(self, *, listed: bool) -> None:
+        if listed:
+            self.listed += 1
+        else:
+            self.left_out += 1
 
 
 @dataclass(slots=True)
@@ -105,6 +125,8 @@ class CrawlResult:
     robots_sitemaps: list[str] = field(default_factory=list)
     #: The sitemap files read for seeds (robots.txt's, the conventional locations, the user's).
     seed_sitemaps: list[str] = field(default_factory=list)
+    #: A crawl of several hosts: each host's root (``scheme://host[:port]/``) and its counts.
+    origins: dict[str, OriginCounts] = field(default_factory=dict)
 
     @property
     def published(self) -> bool:

@@ -37,12 +37,13 @@ from crawler.run.state import Carried, RunState
 from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
 from crawler.sitemaps.entries import UrlEntry
+from crawler.sitemaps.hosts import host_base, host_folder, host_group, write_host_sets
 from crawler.sitemaps.naming import index_name
-from crawler.sitemaps.publish import PublishResult, SitemapPublisher
-from crawler.sitemaps.shards import write_assigned, write_sitemaps
+from crawler.sitemaps.publish import MANIFEST_NAME, PublishResult, SitemapPublisher
+from crawler.sitemaps.shards import Relocate, write_assigned, write_sitemaps
 from crawler.sitemaps.shrink import shrink_refusal
 from crawler.sitemaps.site import news_entries, site_entries
-from crawler.sitemaps.spool import UrlSpool
+from crawler.sitemaps.spool import SpooledUrl, UrlSpool
 from crawler.state.changes import ChangeCounts, Kind, state_word
 from crawler.state.lock import FileLock
 from crawler.stats import Stat, dropped
@@ -64,10 +65,14 @@ logger = logging.getLogger(__name__)
 ADDED_KEPT = 1000
 
 
-def publisher(config: SitemapConfig) -> SitemapPublisher:
+def publisher(config: SitemapConfig, host: str | None = None) -> SitemapPublisher:
+    """The publisher of the set in OUT, or in a crawl of several hosts of *host*'s set in OUT/HOST/."""
+    out_dir, base_url = config.output_dir, config.base_url
+    if host is not None:
+        out_dir, base_url = out_dir / host, host_base(base_url, host)
     return SitemapPublisher(
-        config.output_dir,
-        config.base_url,
+        out_dir,
+        base_url,
         index_name(config.basename),
         overwrite_foreign=config.overwrite_foreign,
         stylesheet=config.layout.stylesheet,
@@ -107,8 +112,9 @@ class SitemapExportPipeline:
         entry = self._public(
             UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
         )
+        group = host_group(entry.loc, item.shard_group) if self.config.hosts.several else item.shard_group
         try:
-            self.spool.add(entry, item.news.to_dict() if item.news else None, item.shard_group)
+            self.spool.add(entry, item.news.to_dict() if item.news else None, group)
         except (OSError, sqlite3.Error) as error:
             self.failure = error
         return item
@@ -187,7 +193,10 @@ class SitemapExportPipeline:
         assert self.spool is not None and self.staging is not None
         config, layout = self.config, self.config.layout
         news = news_entries(self.spool, config.news_name, moment) if config.news_name else ()
-        in_scope = Scope(config.audit.hosts.production if config.audit.hosts else config.start_url).contains
+        if config.audit.hosts:
+            in_scope = Scope(config.audit.hosts.production).contains
+        else:
+            in_scope = config.hosts.scope(config.start_url).contains
         now = w3c_datetime(moment)
         with_rules = partial(
             site_entries,
@@ -198,16 +207,50 @@ class SitemapExportPipeline:
         )
         if state is None:
             pairs = with_rules(self.spool, self.spool, in_scope)
+            if config.hosts.several:
+                return self._write_hosts(pairs, result, now, news, None)
             return write_sitemaps((entry for _, entry in pairs), self.publisher, self.staging, layout, now, news=news)
         place, result.delta_urls = state.placement(
             config.max_urls_per_file, delta=config.delta, delta_rotate=config.delta_rotate, compact=config.compact
         )
         self.spool.assign(place)
         pairs = with_rules(self.spool.by_shard(), self.spool, in_scope)
+        if config.hosts.several:
+            published = self._write_hosts(pairs, result, now, news, state.relocate)
+            state.generation_written(config.delta)
+            return published
         shards = write_assigned(pairs, self.staging, layout, state.relocate)
         published = write_sitemaps((), self.publisher, self.staging, layout, now, news=news, shards=shards)
         state.generation_written(config.delta)
         return published
+
+    def _write_hosts(
+        self,
+        pairs: Iterable[tuple[SpooledUrl, UrlEntry]],
+        result: ExportResult,
+        now: str,
+        news: Iterable[UrlEntry],
+        relocate: Relocate | None,
+    ) -> tuple[PublishResult, int]:
+        """One set per host in OUT/HOST/ (crawler/sitemaps/hosts.py); the start host's (or the
+        first host's) stands for them all where one result is asked for."""
+        by_host: dict[str, list[UrlEntry]] = {}
+        for entry in news:  # the last two days' articles: few
+            by_host.setdefault(host_folder(entry.loc), []).append(entry)
+        news_urls = 0
+        sets = write_host_sets(
+            pairs,
+            partial(publisher, self.config),
+            self.config.layout,
+            now,
+            news=lambda f: by_host.get(f, ()),
+            relocate=relocate,
+        )
+        for folder, published, news_count in sets:
+            result.sets[folder] = published
+            news_urls += news_count
+        start = host_folder(self.config.start_url)
+        return result.sets.get(start) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:
         """An update keeps a URL it did not touch exactly as it was written last time."""
@@ -237,7 +280,15 @@ class SitemapExportPipeline:
         else:
             stats = self.crawler.stats
             lost.update({reason.value: n for reason in Reason if (n := stats.get_value(dropped(reason)) or 0)})
-        return shrink_refusal(self.publisher.listed(), len(self.spool), config.max_shrink, lost)
+        return shrink_refusal(self._listed_before(), len(self.spool), config.max_shrink, lost)
+
+    def _listed_before(self) -> int | None:
+        """How many URLs the published set lists (a crawl of several hosts: all their sets)."""
+        if not self.config.hosts.several:
+            return self.publisher.listed()
+        folders = [p.name for p in self.config.output_dir.glob(f"*/{MANIFEST_NAME}") if not p.parent.is_symlink()]
+        counts = [n for folder in folders if (n := publisher(self.config, folder).listed()) is not None]
+        return sum(counts) if counts else None
 
     def _report_changes(self, state: RunState, result: ExportResult) -> None:
         """OUT.changes.jsonl: every URL this run added, changed or removed, with what it was and is."""
@@ -272,9 +323,9 @@ class SitemapExportPipeline:
 
     def _count(self, result: ExportResult) -> None:
         stats = self.crawler.stats
-        if result.publish is not None:
-            stats.set_value(Stat.SHARDS, len(result.publish.shards))
-            stats.set_value(Stat.SHARDS_WRITTEN, len(result.publish.written))
+        if sets := result.all_sets:
+            stats.set_value(Stat.SHARDS, sum(len(published.shards) for published in sets))
+            stats.set_value(Stat.SHARDS_WRITTEN, sum(len(published.written) for published in sets))
         stats.set_value(Stat.NEWS_URLS, result.news_urls)
         stats.set_value(Stat.DELTA_URLS, result.delta_urls)
         stats.set_value(Stat.CARRIED, result.carried)

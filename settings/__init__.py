@@ -20,6 +20,8 @@ NEWSPIDER_MODULE = "crawler.spiders"
 
 USER_AGENT = "sitemap-crawler/0.1 (+https://github.com/sitemap-crawler/sitemap-crawler)"
 ROBOTSTXT_OBEY = True
+# Scrapy's caching resolver, behind the --resolve rules (SITEMAP_RESOLVE).
+TWISTED_DNS_RESOLVER = "crawler.resolver.PinnedResolver"
 
 # Politeness: one site, a few connections, a short pause between requests.
 CONCURRENT_REQUESTS = 16
@@ -171,6 +173,12 @@ SITEMAP_MAX_QUERY_VARIANTS = 1000  # query strings or path parameters per path a
 SITEMAP_MAX_REDIRECTS = 10  # hops of one redirect chain that are followed
 SITEMAP_MAX_NOT_REQUESTED = 10_000  # report lines per reason for URLs never requested; the rest are counted
 SITEMAP_MAX_CRAWL_DELAY = 30.0  # seconds: the longest robots.txt Crawl-delay obeyed (0: no cap)
+# Several hosts in one crawl (SPEC S2): one sitemap set per host, in OUT/HOST/.
+SITEMAP_SUBDOMAINS = False  # every host of the start URL's registrable domain, found through links, is in scope
+SITEMAP_HOSTS: list[str] = []  # hosts in scope besides the start URL's: exact names, or *.example.com
+SITEMAP_MAX_HOSTS = 100  # hosts a crawl takes in at most; links to more are left out (limit)
+SITEMAP_RESOLVE: list[str] = []  # HOST:PORT:ADDRESS: connect there for HOST:PORT, without DNS (curl's --resolve)
+SITEMAP_INDEX_HOST = None  # a host of the crawl whose index lists every host's sitemaps (each robots.txt names it)
 SITEMAP_DISK_FRONTIER = True  # requests wait on disk beside the output folder (false: in memory)
 SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)
 SITEMAP_INCLUDE: list[str] = []

@@ -20,15 +20,16 @@ from crawler.failures import ConfigError
 from crawler.page.digest import DEFAULT_IGNORE, Ignore, compile_ignore
 from crawler.page.languages import news_language
 from crawler.scope import UrlPatterns
-from crawler.sitemaps.naming import RESERVED_GROUPS
 from crawler.sitemaps.shards import SetLayout
 from crawler.sitemaps.stylesheet import stylesheet_name
 from crawler.state.placement import SHARD_STRATEGIES, ShardStrategy
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from settings.checks import beside, check_paths
 from settings.distributed import Distributed, read_distributed
+from settings.hosts import Hosts, read_hosts
 from settings.render import Render, read_render
 from settings.s3 import Publish, read_publish
+from settings.sharding import read_shard_strategy
 from settings.staging import Audit, read_audit
 from settings.values import check_numbers, no_credentials, number, strings, whole_number
 
@@ -80,6 +81,7 @@ class SitemapConfig:
     resume: bool
     fingerprint_ignore: Ignore
     shard_strategy: ShardStrategy
+    hosts: Hosts  # the hosts of the crawl (--subdomains, --host) and --resolve
     compact: bool
     removals_path: Path
     changes_path: Path
@@ -192,12 +194,7 @@ class SitemapConfig:
             state_path=_state_path(settings, output_dir),
             resume=settings.getbool("SITEMAP_RESUME"),
             fingerprint_ignore=compile_ignore([*DEFAULT_IGNORE, *strings(settings, "SITEMAP_FINGERPRINT_IGNORE")]),
-            shard_strategy=ShardStrategy(
-                _choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES),
-                _sections(settings),
-                _id_pattern(settings),
-                whole_number(settings, "SITEMAP_SHARD_ID_RANGE"),
-            ),
+            shard_strategy=read_shard_strategy(settings, _choice(settings, "SITEMAP_SHARD_STRATEGY", SHARD_STRATEGIES)),
             compact=settings.getbool("SITEMAP_COMPACT"),
             removals_path=Path(settings.get("SITEMAP_REMOVALS_PATH") or beside(output_dir, "removals.jsonl")),
             changes_path=Path(settings.get("SITEMAP_CHANGES_PATH") or beside(output_dir, "changes.jsonl")),
@@ -216,6 +213,7 @@ class SitemapConfig:
             ),
             urls_file=str(settings.get("SITEMAP_URLS_FILE") or "") or None,
             list_follow=settings.getbool("SITEMAP_LIST_FOLLOW"),
+            hosts=read_hosts(settings, start_url),
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
             render=read_render(settings, start_url),
@@ -290,41 +288,6 @@ def _choice(settings: BaseSettings, key: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
     return value
-
-
-def _sections(settings: BaseSettings) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    raw = settings.get("SITEMAP_SHARD_SECTIONS") or {}
-    if isinstance(raw, str):
-        raw = dict(part.split("=", 1) for part in raw.split(",") if "=" in part)
-    if not isinstance(raw, dict):
-        raise ConfigError("SITEMAP_SHARD_SECTIONS must map section names to URL patterns")
-    sections = []
-    for name, pattern in raw.items():
-        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", str(name)) or name in RESERVED_GROUPS:
-            raise ConfigError(
-                f"SITEMAP_SHARD_SECTIONS: section name {name!r} must be lower-case letters, digits, '-'"
-                f" and not {' or '.join(sorted(RESERVED_GROUPS))}"
-            )
-        try:
-            sections.append((str(name), re.compile(str(pattern))))
-        except re.error as error:
-            raise ConfigError(f"SITEMAP_SHARD_SECTIONS: bad regular expression for {name!r}: {error}") from None
-    return tuple(sections)
-
-
-def _id_pattern(settings: BaseSettings) -> re.Pattern[str] | None:
-    raw = settings.get("SITEMAP_SHARD_ID_PATTERN")
-    if not raw:
-        if str(settings.get("SITEMAP_SHARD_STRATEGY")).lower() == "id":
-            raise ConfigError("SITEMAP_SHARD_STRATEGY 'id' needs SITEMAP_SHARD_ID_PATTERN (a regex with one group)")
-        return None
-    try:
-        pattern = re.compile(str(raw))
-    except re.error as error:
-        raise ConfigError(f"SITEMAP_SHARD_ID_PATTERN: bad regular expression: {error}") from None
-    if pattern.groups < 1:
-        raise ConfigError("SITEMAP_SHARD_ID_PATTERN needs one group that captures the numeric ID")
-    return pattern
 
 
 def _news_language(value: object) -> str | None:

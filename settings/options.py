@@ -99,6 +99,11 @@ OPTION_SETTINGS = {
     "render_max_requests": "SITEMAP_RENDER_MAX_REQUESTS",
     "render_max_memory": "SITEMAP_RENDER_MAX_MEMORY",
     "chromium": "SITEMAP_CHROMIUM",
+    "subdomains": "SITEMAP_SUBDOMAINS",
+    "host": "SITEMAP_HOSTS",
+    "max_hosts": "SITEMAP_MAX_HOSTS",
+    "resolve": "SITEMAP_RESOLVE",
+    "index_host": "SITEMAP_INDEX_HOST",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

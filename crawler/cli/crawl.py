@@ -277,20 +277,23 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             print(f"sitemap-crawler: no sitemap written: {crawl_failure(result, config)}", file=sys.stderr)
         return code
     if config.log_format != "json":
-        print(
-            f"Sitemap index: {published.index_path} ({plural(len(published.shards), 'sitemap file')})", file=sys.stderr
-        )
+        if not result.export.sets:
+            shards = plural(len(published.shards), "sitemap file")
+            print(f"Sitemap index: {published.index_path} ({shards})", file=sys.stderr)
         if result.remote is not None:
             print(remote_line(result.remote), file=sys.stderr)
         if code == EXIT_PUBLIC_COPY_WRONG:
             print("sitemap-crawler: error: published, but the public copy is wrong (above)", file=sys.stderr)
         if result.export.notification is not None:
             print(notification_line(result.export.notification), file=sys.stderr)
-        if normalize_or_raw(published.index_url) in result.robots_sitemaps:
+        if result.export.sets:
+            print("Add to each host's robots.txt the line on its own host:", file=sys.stderr)
+        elif normalize_or_raw(published.index_url) in result.robots_sitemaps:
             print("robots.txt names this index already:", file=sys.stderr)
         else:
             print("Add this line to robots.txt:", file=sys.stderr)
         for problem in result.side_errors:
             print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
-    print(f"Sitemap: {published.index_url}")
+    for each in result.export.all_sets:
+        print(f"Sitemap: {each.index_url}")
     return code

@@ -81,16 +81,17 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
             f"only {site_root(config.start_url)} is crawled"
         )
     lines.extend(sitemap_lines(result))
+    lines.extend(host_lines(result))
     if result.report_path:
         lines.append(f"Report: {result.report_path}")
     if result.run is not None:
         resumed = " (resumed)" if result.mode is RunMode.RESUME else ""
-        files = export.publish.shards if export.publish else []
-        written = export.publish.written if export.publish else []
+        files = sum(len(published.shards) for published in export.all_sets)
+        written = sum(len(published.written) for published in export.all_sets)
         removed = f" (see {export.removals_path})" if export.removed_urls else ""
         lines.append(
             f"Run {result.run}{resumed}: {stats.get(Stat.NOT_MODIFIED, 0)} unchanged pages answered 304,"
-            f" {len(written)} of {len(files)} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
+            f" {written} of {files} sitemap files rewritten, {export.removed_urls} URLs removed{removed}"
             + (f", {export.carried} URLs kept from the last run without a fetch" if export.carried else "")
         )
     if export.changes is not None:
@@ -99,6 +100,20 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     if result.public_check is not None:
         lines.append(f"Public copy: {result.public_check.verdict()}")
         lines.extend(f"  {finding}" for finding in result.public_check.findings[:20])
+    return lines
+
+
+def host_lines(result: CrawlResult) -> list[str]:
+    """A crawl of several hosts: each host's URLs, and where its own sitemap set is."""
+    if not result.origins:
+        return []
+    sets = {published.index_url.split("/", 3)[2]: published for published in result.export.sets.values()}
+    lines = [f"Hosts: {plural(len(result.origins), 'host')}, {len(sets)} with a sitemap set of its own:"]
+    for root, counts in sorted(result.origins.items()):
+        netloc = root.split("/", 3)[2]
+        published = sets.get(netloc)
+        where = f"{published.index_path} ({plural(len(published.shards), 'file')})" if published else "no set"
+        lines.append(f"  {netloc:<30} {counts.listed} listed, {counts.left_out} left out: {where}")
     return lines
 
 
@@ -198,6 +213,8 @@ def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapCon
     else:
         message = f"published {published.index_path} ({plural(len(published.shards), 'sitemap file')})"
         fields["url"] = published.index_url
+        if result.export.sets:
+            fields["sets"] = {host: each.index_url for host, each in result.export.sets.items()}
         if result.export.changes is not None:
             fields["changes"] = result.export.changes.summary()
         if result.public_check is not None:

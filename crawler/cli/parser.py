@@ -16,6 +16,7 @@ from crawler.cli.examples import (
     UPDATE_EXAMPLE,
     VALIDATE_EXAMPLE,
 )
+from crawler.cli.hosting import add_host_options
 from crawler.cli.publishing import add_publishing_options
 from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
@@ -339,6 +340,7 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
         "--distributed", metavar="REDIS_URL", help="share the crawl through Redis: workers join with `worker`"
     )
     parser.add_argument("--workers", type=int, metavar="N", help="crawl with N local processes through Redis")
+    add_host_options(parser)
     add_render_options(parser)
     add_redis_safety(parser)
     parser.add_argument(

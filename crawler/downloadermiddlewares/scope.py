@@ -1,4 +1,4 @@
-"""Never request a URL outside the crawl's origin (SPEC S2)."""
+"""Never request a URL outside the crawl's origins (SPEC S2)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from crawler.reasons import OutOfScope
 from crawler.run.context import config_of
-from crawler.scope import Scope
 
 if TYPE_CHECKING:
     from typing import Self
@@ -14,11 +13,14 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
+    from crawler.scope import Scope
+
 __all__ = ["ScopeMiddleware"]
 
 
 class ScopeMiddleware:
-    """Never request a URL outside the start URL's scheme, host and port.
+    """Never request a URL outside the crawl's origins: the start URL's scheme, host and port, and
+    the other hosts of ``--subdomains`` and ``--host`` on that scheme and port.
 
     A sitemap may list only URLs of its own scheme and host. The spider
     already builds Requests for in-scope URLs only, so this is the guard for
@@ -35,7 +37,8 @@ class ScopeMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(Scope(config_of(crawler).start_url), crawler)
+        config = config_of(crawler)
+        return cls(config.hosts.scope(config.start_url), crawler)
 
     def process_request(self, request: Request) -> None:
         if request.dont_filter or request.meta.get("allow_offsite") or self.scope.contains(request.url):

@@ -18,9 +18,8 @@ from scrapy import signals
 
 from crawler.items import PageFacts
 from crawler.reasons import Outcome, Reason, outcome_of
-from crawler.results import StartOutcome
+from crawler.results import OriginCounts, StartOutcome
 from crawler.run.context import config_of, context_of
-from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.stats import Stat, dropped, warning
 from crawler.urls import site_root
@@ -85,7 +84,8 @@ class CrawlReport:
         self.path = config.report_path
         self.tmp_path = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         self.file: IO[str] | None = None
-        self.scope = Scope(config.start_url)
+        self.scope = config.hosts.scope(config.start_url)
+        self.several = config.hosts.several
         # Out-of-scope URLs on other origins of the same site (www vs bare
         # host, http vs https, another port): the likeliest wrong start URL.
         self.sister_origins: Counter[str] = Counter()
@@ -120,6 +120,9 @@ class CrawlReport:
             self.stats.inc_value(dropped(reason))
             if reason == Reason.OUT_OF_SCOPE and self.scope.same_site(item.url) and not self.scope.contains(item.url):
                 self.sister_origins[site_root(item.url)] += 1
+        if self.several and self.scope.contains(item.url):  # the summary's line per host
+            counts = self.result.origins.setdefault(site_root(item.url), OriginCounts())
+            counts.add(listed=reason is None)
         if item.url == self.config.start_url:
             self.result.start = StartOutcome(reason, detail)
         line: ReportLine = {

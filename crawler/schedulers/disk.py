@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
 from scrapy.core.scheduler import Scheduler
+from scrapy.pqueues import DownloaderAwarePriorityQueue
 
 from crawler.run.context import config_of
 from crawler.scratch import done_with, scratch_entry
@@ -36,12 +37,17 @@ class DiskFrontierScheduler(Scheduler):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         scheduler = super().from_crawler(crawler)
-        if not crawler.settings.getbool("SITEMAP_DISK_FRONTIER"):
-            return scheduler
         try:
-            output_dir = config_of(crawler).output_dir
+            config = config_of(crawler)
         except TypeError:  # a spider of ours that makes no crawl context queues nothing worth it
             return scheduler
+        if config.hosts.several:
+            # A queue per host, the next request from the host with the fewest in the downloader: a
+            # host held by its Crawl-delay never fills the crawl's concurrency while the others wait.
+            scheduler.pqclass = DownloaderAwarePriorityQueue  # type: ignore[assignment]  # Scrapy types only its own
+        if not crawler.settings.getbool("SITEMAP_DISK_FRONTIER"):
+            return scheduler
+        output_dir = config.output_dir
         queues = scratch_entry(output_dir, "requests.queue")
         queues.mkdir()
         scheduler.queues, scheduler.dqdir = queues, str(queues)

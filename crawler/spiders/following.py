@@ -54,8 +54,8 @@ class Following(Spider):
     seen: UrlSet  # raw and normalised spellings of every URL already handled
     held: dict[str, PageFacts]
     frontier: Frontier
-    robots: RobotParser | None
-    own_files: tuple[str, ...]
+    robots: dict[str, RobotParser]  # origin -> its rules, once its robots.txt is read
+    own_files: tuple[str, ...]  # paths under the base folder: our staging folders and manifest
 
     if TYPE_CHECKING:
 
@@ -117,9 +117,11 @@ class Following(Spider):
         error, detail, over = None, "", None
         if not self.scope.contains(url):
             error = Reason.OUT_OF_SCOPE
-        elif url.startswith(self.own_files):
+        elif url.startswith(self.own_files, url.find("/", 8)):
             error, detail = Reason.EXCLUDED, "a file of sitemap-crawler's own (staging or manifest)"
-        elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):
+        elif (rules := self.robots.get(url[: url.find("/", 8)])) is not None and not rules.allowed(
+            url, self.robots_agent
+        ):
             error, detail = Reason.ROBOTS, "disallowed by robots.txt"
         elif over := frontier.over(url, depth, listed_by_site=listed_by_site):
             self.crawler.stats.inc_value(limit(over[0]))
@@ -140,7 +142,7 @@ class Following(Spider):
         if (flying := self.context.in_flight) is not None:
             flying.add(url)
         # Matched above: the robots middleware need not match it again.
-        vouch = self.robots.mark(url) if isinstance(self.robots, SiteRules) else None
+        vouch = rules.mark(url) if isinstance(rules, SiteRules) else None
         return Admitted(url, depth, referrer, chain, vouch)
 
     def page_request(self, admitted: Admitted) -> Request:

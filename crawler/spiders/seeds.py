@@ -71,7 +71,7 @@ class SitemapSeeds(Spider):
     held: dict[str, PageFacts]  # links over the query-variant cap, until the site's sitemaps are read
     mode: RunMode
     frontier: Frontier
-    robots: RobotParser | None
+    robots: dict[str, RobotParser]  # origin -> its rules
     hosts: HostMap | None  # a staging audit: production locs are crawled on staging
     extra_sitemaps: tuple[str, ...]
     ignore_robots_rules: bool  # --ignore-robots: its Sitemap: lines are read, its rules not applied
@@ -84,19 +84,20 @@ class SitemapSeeds(Spider):
         the site's own sitemap lists it, so it is no trap's variant)."""
 
     def robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
-        """Keep the site's rules, and schedule the sitemaps its robots.txt names (SPEC S2)."""
+        """Keep an origin's rules, and schedule the sitemaps its robots.txt names (SPEC S2)."""
         if not self.scope.contains(request.url):
             return
+        origin = site_root(request.url).rstrip("/")
         if not self.ignore_robots_rules:
-            self.robots = robotparser
+            self.robots[origin] = robotparser
         if not self.config.follows_links:
             return  # an update, or list mode: the URLs given only
         named = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
-        context_of(self.crawler).result.robots_sitemaps = [normalize_or_raw(url) for url in named[:MAX_SITEMAP_FILES]]
+        if origin == self.scope.origin:
+            context_of(self.crawler).result.robots_sitemaps = [normalize_or_raw(u) for u in named[:MAX_SITEMAP_FILES]]
         seeds = [*named, *self.extra_sitemaps]
         if not seeds:
-            root = site_root(request.url).rstrip("/")  # the origin crawled (on staging, staging's)
-            seeds = [root + path for path in CONVENTIONAL_SITEMAPS]
+            seeds = [origin + path for path in CONVENTIONAL_SITEMAPS]  # the origin crawled (on staging, staging's)
         elif self.hosts is not None:
             seeds = [self.hosts.to_staging(url) for url in seeds]
         for url in seeds[:MAX_SITEMAP_FILES]:

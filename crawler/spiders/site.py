@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
@@ -25,7 +26,6 @@ from crawler.run.context import CrawlContext
 from crawler.run.reading import ResponseReader
 from crawler.run.robots import robots_user_agent
 from crawler.run.state import RunState
-from crawler.scope import Scope
 from crawler.signals import url_warning
 from crawler.sitemaps.publish import MANIFEST_NAME, STAGING_PREFIX
 from crawler.spiders.errors import failure_reason, render_failed
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
+    from crawler.scope import Scope
+
 __all__ = ["SiteSpider"]
 
 
@@ -64,7 +66,7 @@ class SiteSpider(Following, SitemapSeeds):
     frontier: Frontier
     leads_to: Leads  # where redirects and canonicalised pages lead, for canonical loops
     reader: ResponseReader
-    robots: RobotParser | None  # the site's rules, once robots.txt is read
+    robots: dict[str, RobotParser]  # origin -> its rules, once its robots.txt is read
     own_files: tuple[str, ...]
 
     @classmethod
@@ -76,7 +78,7 @@ class SiteSpider(Following, SitemapSeeds):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.context = CrawlContext.for_spider(crawler, config)  # what every other component finds
         spider.config = spider.context.config
-        spider.scope = Scope(spider.config.start_url)
+        spider.scope = spider.config.hosts.scope(spider.config.start_url)
         spider.robots_agent = robots_user_agent(crawler)
         spider.seen = UrlSet()
         spider.sitemap_files = 0
@@ -86,12 +88,13 @@ class SiteSpider(Following, SitemapSeeds):
         limits = (config.max_pages, config.max_depth, config.max_url_length, config.max_query_variants)
         spider.frontier = Frontier(*limits, config.max_not_requested)
         spider.leads_to = Leads()
-        spider.robots = None
+        spider.robots = {}
         spider.hosts = config.audit.hosts
         spider.extra_sitemaps = config.audit.seed_sitemaps
         spider.ignore_robots_rules = config.audit.ignore_robots_rules
-        # Our staging folders and manifest, should the site serve the output folder with a listing.
-        spider.own_files = (config.base_url + STAGING_PREFIX, config.base_url + MANIFEST_NAME)
+        # Our staging folders and manifest, should a host serve the output folder with a listing.
+        folder = urlsplit(config.base_url).path
+        spider.own_files = (folder + STAGING_PREFIX, folder + MANIFEST_NAME)
         spider.state = spider.context.run_state
         # Content digests serve the state store (here, or the exporter's of a shared crawl), the
         # duplicates pipeline (here, or the exporter's), and the audit's soft-404 check.
@@ -135,7 +138,8 @@ class SiteSpider(Following, SitemapSeeds):
         elif self.mode is RunMode.RESUME:
             yield from self.resume()
         else:
-            yield from self.follow_url(self.config.start_url, depth=0, referrer=None)
+            for url in (self.config.start_url, *self.scope.named_origins):  # and each host named (--host)
+                yield from self.follow_url(url, depth=0, referrer=None)
 
     def resume(self) -> Iterator[Request | PageFacts]:
         """Continue an interrupted run: URLs it already handled are replayed

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from crawler.sitemaps.naming import HOST_GROUP_SEP
 from crawler.state.store import StateStore
 
 __all__ = ["DELTA_GROUP", "SHARD_STRATEGIES", "ShardAssigner", "ShardStrategy", "placer"]
@@ -92,14 +93,16 @@ class ShardAssigner:
 
 
 def placer(store: StateStore, max_urls: int, delta: set[str]) -> Placer:
-    """Stable shards, except the *delta* URLs, which fill the delta group in URL order."""
+    """Stable shards, except the *delta* URLs, which fill the delta group (each host's own, in a
+    crawl of several) in URL order."""
     assign = ShardAssigner(store, max_urls)
-    counter = iter(range(10**9))
+    counters: dict[str, int] = {}
 
     def place(url: str, group: str) -> tuple[str, int, int]:
         if url in delta:
-            number = next(counter)
-            return DELTA_GROUP, number // max_urls + 1, number
+            host = group[: group.find(HOST_GROUP_SEP) + 1]  # "" for one host
+            number = counters[host] = counters.get(host, -1) + 1
+            return host + DELTA_GROUP, number // max_urls + 1, number
         return (group, *assign(url, group))
 
     return place

@@ -1,0 +1,91 @@
+"""One sitemap set per host, for a crawl of several hosts (pure).
+
+A sitemap may list only URLs of its own host, and search engines keep a sitemap per
+host, so each host's URLs are written as a set of their own in ``OUT/HOST/``, served
+at the base folder's path on that host, and no file mixes hosts. The whole-site
+rules still see every host at once (an hreflang cluster across hosts is checked
+whole); only the writing is split. The entries come sorted by loc (or, with a state
+store, by their shard group, which starts with the host's folder), so each host's
+entries come one after the other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from itertools import groupby
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from crawler.sitemaps.naming import HOST_GROUP_SEP
+from crawler.sitemaps.shards import write_assigned, write_sitemaps
+from crawler.sitemaps.spool import SpooledUrl
+
+if TYPE_CHECKING:
+    from crawler.sitemaps.entries import UrlEntry
+    from crawler.sitemaps.publish import PublishResult, SitemapPublisher
+    from crawler.sitemaps.shards import Relocate, SetLayout
+
+__all__ = ["host_base", "host_folder", "host_group", "write_host_sets"]
+
+_HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
+
+
+def host_folder(url: str) -> str:
+    """The folder of *url*'s host under OUT: the host name itself (its ASCII form). Any other
+    spelling is refused, so a folder name can never leave OUT."""
+    host = urlsplit(url).hostname or ""
+    if not _HOST.fullmatch(host):
+        raise ValueError(f"{host!r} is no host name a folder can be named after")
+    return host
+
+
+def host_base(base_url: str, folder: str) -> str:
+    """The URL the set in *folder* is served at: the base folder's path on that host (every host
+    of a crawl is on the start URL's scheme and port, so the base URL's)."""
+    base = urlsplit(base_url)
+    port = f":{base.port}" if base.port else ""
+    return f"{base.scheme}://{folder}{port}{base.path}"
+
+
+def host_group(url: str, group: str) -> str:
+    """The shard group stored for *url*: its host's folder, then the strategy's *group*."""
+    return f"{host_folder(url)}{HOST_GROUP_SEP}{group}"
+
+
+def _relocate_in(relocate: Relocate, folder: str, urls: list[str], group: str) -> int:
+    return relocate(urls, f"{folder}{HOST_GROUP_SEP}{group}")
+
+
+def _strategy_group(spooled: SpooledUrl) -> SpooledUrl:
+    spooled.group = spooled.group.partition(HOST_GROUP_SEP)[2]
+    return spooled
+
+
+def write_host_sets(
+    pairs: Iterable[tuple[SpooledUrl, UrlEntry]],
+    publisher_for: Callable[[str], SitemapPublisher],
+    layout: SetLayout,
+    now: str,
+    *,
+    news: Callable[[str], Iterable[UrlEntry]],
+    relocate: Relocate | None = None,
+) -> Iterator[tuple[str, PublishResult, int]]:
+    """Each host's set published in its folder: (folder, result, news URLs), host by host. With
+    *relocate* (a state store) the entries keep their assigned shards, else they are cut anew."""
+    for folder, members in groupby(pairs, key=lambda pair: host_folder(pair[1].loc)):
+        publisher = publisher_for(folder)
+        staging = publisher.stage()
+        try:
+            if relocate is None:
+                entries = (entry for _, entry in members)
+                published = write_sitemaps(entries, publisher, staging, layout, now, news=news(folder))
+            else:
+                relocate_here = partial(_relocate_in, relocate, folder)
+                assigned = ((_strategy_group(spooled), entry) for spooled, entry in members)
+                shards = write_assigned(assigned, staging, layout, relocate_here)
+                published = write_sitemaps((), publisher, staging, layout, now, news=news(folder), shards=shards)
+        finally:
+            publisher.abort(staging)
+        yield folder, *published

@@ -1,0 +1,84 @@
+"""A site of several named hosts on one server on 127.0.0.1, told apart by the Host header.
+
+The crawl reaches every name through ``--resolve NAME:PORT:127.0.0.1`` (:func:`resolve_options`),
+so no name is ever looked up. Each host's pages are a dict path -> (status, headers, body);
+``{port}`` in a body or header is the server's port. Every request is logged with its host and
+the server's own clock (:class:`Hit`), so politeness is asserted on what the server saw.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer
+
+__all__ = ["Hit", "HostsSite", "Page", "html", "resolve_options"]
+
+#: (status, headers, body)
+Page = tuple[int, dict[str, str], str]
+
+
+@dataclass(frozen=True)
+class Hit:
+    time: float  # the server's monotonic clock, as the request arrived
+    host: str
+    path: str
+
+
+def html(body: str, head: str = "", lang: str = "en") -> Page:
+    return (
+        200,
+        {"Content-Type": "text/html; charset=utf-8"},
+        f'<html lang="{lang}"><head>{head}</head><body>{body}</body></html>',
+    )
+
+
+def resolve_options(names: list[str], port: int) -> list[str]:
+    options = []
+    for name in names:
+        options += ["--resolve", f"{name}:{port}:127.0.0.1"]
+    return options
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: HostsSite
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        with self.server.lock:
+            self.server.hits.append(Hit(time.monotonic(), host, self.path))
+        pages = self.server.hosts.get(host)
+        if pages is None:
+            status, headers, body = 421, {"Content-Type": "text/plain"}, "no such host here"
+        else:
+            status, headers, body = pages.get(self.path, (404, {"Content-Type": "text/html"}, "<html>not found</html>"))
+        port = str(self.server.port)
+        data = body.replace("{port}", port).encode()
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value.replace("{port}", port))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class HostsSite(LocalServer):
+    def __init__(self, hosts: dict[str, dict[str, Page]]):
+        super().__init__(_Handler)
+        self.hosts = hosts
+        self.hits: list[Hit] = []
+        self.lock = threading.Lock()
+
+    def root(self, host: str) -> str:
+        return f"http://{host}:{self.port}/"
+
+    def hits_of(self, host: str) -> list[Hit]:
+        with self.lock:
+            return [hit for hit in self.hits if hit.host == host]
