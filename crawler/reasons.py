@@ -89,6 +89,7 @@ class Limit(StrEnum):
     URL_LENGTH = "url_length"
     QUERY_VARIANTS = "query_variants"
     PAGES = "pages"
+    HOSTS = "hosts"
 
 
 def pages_spent(max_pages: int) -> str:

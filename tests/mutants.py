@@ -45,9 +45,10 @@ S3 = "tests/test_publish_s3.py"
 CHECK = "tests/test_check.py"
 PLANTED = "tests/test_planted_links.py"
 AUDIT_CSV = "tests/test_audit_csv.py"
+HOSTS = "tests/test_hosts.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/following.py",
-           "elif self.robots is not None and not self.robots.allowed(url, self.robots_agent):", "elif False:",
+           "is not None and not rules.allowed(", "is not None and False and not rules.allowed(",
            (f"{GUARDS}::test_disallowed_links_do_not_spend_the_page_budget",)),
     Mutant("conflicting canonicals are ignored", "crawler/run/reading.py",
            "if len(normal) == 1:", "if len(normal) >= 1:", (f"{GUARDS}::test_conflicting_canonicals_are_ignored",)),
@@ -323,6 +324,21 @@ MUTANTS = [
            'if only_https.upper() == "TRUE" and not secure:', "if False:",
            ("tests/test_audit.py::test_a_cookie_file_is_matched_as_a_browser_matches",
             "tests/test_audit.py::test_secrets_from_the_environment_and_a_cookie_file_reach_the_staging_origin")),
+    Mutant("--subdomains: only hosts of the start URL's registrable domain", "crawler/scope.py",
+           "return self._domain is not None and registrable_domain(host) == self._domain",
+           "return self._domain is not None",
+           (f"{HOSTS}::test_a_host_out_of_scope_and_a_disallowed_path_get_no_request",)),
+    Mutant("several hosts: one set per host", "pipelines/export.py",
+           "            published = self._write_hosts(pairs, result, now, news, state.relocate)",
+           "            published = write_sitemaps((), self.publisher, self.staging, layout, now, news=news,"
+           " shards=write_assigned(pairs, self.staging, layout, state.relocate)), 0",
+           (f"{HOSTS}::test_each_host_gets_its_own_valid_set_with_exactly_its_pages",)),
+    Mutant("several hosts: a queue per host, none held back by another's Crawl-delay", "crawler/schedulers/disk.py",
+           "            scheduler.pqclass = DownloaderAwarePriorityQueue", "            pass",
+           (f"{HOSTS}::test_the_hosts_are_crawled_at_the_same_time",)),
+    Mutant("several hosts: at most --max-hosts", "crawler/spiders/frontier.py",
+           "if len(self.hosts) >= self.max_hosts:", "if False:",
+           (f"{HOSTS}::test_max_hosts_caps_the_hosts_taken_in",)),
 ]  # fmt: skip
 
 

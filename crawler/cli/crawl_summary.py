@@ -128,6 +128,7 @@ def limit_lines(stats: dict[str, Any], config: SitemapConfig) -> list[str]:
             f"{config.max_query_variants} query strings per path and set of parameter names",
             "--max-query-variants",
         ),
+        Limit.HOSTS: (f"{config.hosts.max_hosts} hosts", "--max-hosts"),
     }
     counts = {kind: stats.get(limit(kind), 0) for kind in limits}
     counts[Limit.PAGES] += stats.get(Stat.PAST_BUDGET, 0)  # met past the budget: only counted

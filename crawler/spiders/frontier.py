@@ -44,7 +44,16 @@ class Frontier:
     and how many URLs that are never requested get a report line of their own
     (*max_lines* per reason)."""
 
-    def __init__(self, max_pages: int, max_depth: int, max_url_length: int, max_variants: int, max_lines: int):
+    def __init__(
+        self,
+        max_pages: int,
+        max_depth: int,
+        max_url_length: int,
+        max_variants: int,
+        max_lines: int,
+        *,
+        max_hosts: int = 0,
+    ):
         self.max_pages = max_pages
         self.max_depth = max_depth
         self.max_url_length = max_url_length
@@ -59,6 +68,8 @@ class Frontier:
         self.lines: Counter[str] = Counter()  # report lines given, by reason
         self.not_itemised: Counter[str] = Counter()  # URLs only counted, by reason
         self.past_budget = 0  # of those, links met once the page budget was spent
+        self.max_hosts = max_hosts  # a crawl of several hosts takes in this many at most (0: one host)
+        self.hosts: set[str] = set()
 
     @property
     def full(self) -> bool:
@@ -91,6 +102,10 @@ class Frontier:
             return Limit.URL_LENGTH, f"URL length {len(url)} > {self.max_url_length}"
         if self.max_variants and not listed_by_site and (over := self._too_many_variants(url)):
             return Limit.QUERY_VARIANTS, over
+        if self.max_hosts and (host := url[: url.find("/", 8)]) not in self.hosts:
+            if len(self.hosts) >= self.max_hosts:
+                return Limit.HOSTS, f"more than {self.max_hosts} hosts in the crawl"
+            self.hosts.add(host)
         if self.full:
             return Limit.PAGES, pages_spent(self.max_pages)
         return None

@@ -86,7 +86,8 @@ class SiteSpider(Following, SitemapSeeds):
         spider.held = {}
         config = spider.config
         limits = (config.max_pages, config.max_depth, config.max_url_length, config.max_query_variants)
-        spider.frontier = Frontier(*limits, config.max_not_requested)
+        max_hosts = config.hosts.max_hosts if config.hosts.several else 0
+        spider.frontier = Frontier(*limits, config.max_not_requested, max_hosts=max_hosts)
         spider.leads_to = Leads()
         spider.robots = {}
         spider.hosts = config.audit.hosts

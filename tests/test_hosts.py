@@ -1,0 +1,307 @@
+"""A crawl of several hosts (--subdomains, --host, --resolve): one sitemap set per host, each
+host's robots.txt and Crawl-delay its own, what crosses hosts (canonicals, CDN images, an
+hreflang cluster) judged across them, and a host out of scope never asked for anything.
+
+The hosts are names on one server on 127.0.0.1, reached only through --resolve, so the crawl
+never looks a name up; the server logs every request with its Host header and its own clock.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from tests.conftest import read_report, run_cli, sitemap_locs
+from tests.hosts_site import Hit, HostsSite, Page, html, resolve_options
+
+P = "{port}"
+XHTML = "{http://www.w3.org/1999/xhtml}link"
+IMAGE = "{http://www.google.com/schemas/sitemap-image/1.1}loc"
+LOC = "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"
+URL = "{http://www.sitemaps.org/schemas/sitemap/0.9}url"
+WWW_DELAY, DE_DELAY = 0.4, 0.8  # the Crawl-delays of www and de
+
+
+def link(host: str, path: str = "") -> str:
+    return f"http://{host}:{P}/{path}"
+
+
+def alternates(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f'<link rel="alternate" hreflang="{tag}" href="{href}">' for tag, href in pairs)
+
+
+EN, DE, FR = link("www.shop.test"), link("de.shop.test"), link("fr.shop.test")
+TEXT = {"Content-Type": "text/plain"}
+DENIED = {"WWW-Authenticate": 'Basic realm="admin"', "Content-Type": "text/html"}
+
+
+def shop() -> dict[str, dict[str, Page]]:
+    """www (Crawl-delay 0.4, a Disallow), an apex that redirects to it, a blog whose robots.txt
+    is 404, de (Crawl-delay 0.8, its robots.txt names a sitemap on www), fr (its hreflang misses
+    de: one broken return link), an admin host that answers 401, images on a CDN host, and a
+    host of another site that www links to."""
+    home = (
+        '<a href="/a">a</a><a href="/b">b</a><a href="/private/x">p</a><a href="/dup">d</a>'
+        f'<a href="{link("blog.shop.test")}">blog</a><a href="{link("www.other.test")}">other</a>'
+        f'<a href="{link("admin.shop.test")}">admin</a><img src="{link("cdn.shop.test", "img/hero.jpg")}">'
+    )
+    sitemap_de = (
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{DE}</loc></url><url><loc>{link('de.shop.test', 'nur-sitemap')}</loc></url></urlset>"
+    )
+    return {
+        "shop.test": {"/": (301, {"Location": EN}, "")},
+        "www.shop.test": {
+            "/robots.txt": (200, TEXT, f"User-agent: *\nCrawl-delay: {WWW_DELAY}\nDisallow: /private\n"),
+            "/": html(home, alternates([("en", EN), ("de", DE), ("fr", FR)])),
+            "/a": html(f'<a href="/">home</a> page a<img src="{link("cdn.shop.test", "img/a.jpg")}">'),
+            "/b": html('<a href="/a">a</a> page b'),
+            "/private/x": html("secret"),
+            "/dup": html(
+                "a copy of the first post", f'<link rel="canonical" href="{link("blog.shop.test", "post-1")}">'
+            ),
+            "/sitemap-de.xml": (200, {"Content-Type": "application/xml"}, sitemap_de),
+        },
+        "blog.shop.test": {
+            "/": html('<a href="/post-1">1</a><a href="/post-2">2</a> the blog'),
+            "/post-1": html('<a href="/post-3">3</a> first post'),
+            "/post-2": html('<a href="/">home</a> second post'),
+            "/post-3": html('<a href="/">home</a> third post'),
+        },
+        "de.shop.test": {
+            "/robots.txt": (
+                200,
+                TEXT,
+                f"User-agent: *\nCrawl-delay: {DE_DELAY}\nSitemap: {link('www.shop.test', 'sitemap-de.xml')}\n",
+            ),
+            "/": html(
+                '<a href="/seite-1">1</a><a href="/seite-2">2</a>',
+                alternates([("en", EN), ("de", DE), ("fr", FR)]),
+                "de",
+            ),
+            "/seite-1": html("eins", lang="de"),
+            "/seite-2": html("zwei", lang="de"),
+            "/nur-sitemap": html("nur in der Sitemap", lang="de"),
+        },
+        "fr.shop.test": {"/": html("bonjour", alternates([("en", EN), ("fr", FR)]), "fr")},
+        "admin.shop.test": dict.fromkeys(("/robots.txt", "/"), (401, DENIED, "no")),
+        "www.other.test": {"/": html("another site")},
+        "cdn.shop.test": {"/img/hero.jpg": (200, {"Content-Type": "image/jpeg"}, "jpeg")},
+    }
+
+
+LISTED = {
+    "www.shop.test": ["/", "/a", "/b"],
+    "blog.shop.test": ["/", "/post-1", "/post-2", "/post-3"],
+    "de.shop.test": ["/", "/nur-sitemap", "/seite-1", "/seite-2"],
+    "fr.shop.test": ["/"],
+}
+
+
+class Run:
+    def __init__(self, site: HostsSite, out: Path, process: subprocess.CompletedProcess[str]):
+        self.site, self.out, self.process = site, out, process
+        self.report = read_report(out.parent / f"{out.name}.crawl-report.jsonl")
+
+    def url(self, host: str, path: str = "/") -> str:
+        return f"http://{host}:{self.site.port}{path}"
+
+    def entries(self, host: str) -> dict[str, etree._Element]:
+        """loc -> <url> element of every file of *host*'s set."""
+        found = {}
+        for path in sorted((self.out / host).glob("sitemap-*.xml")):
+            for url in etree.parse(str(path)).getroot().iter(URL):
+                found[url.findtext(LOC)] = url
+        return found
+
+
+def crawl_hosts(site: HostsSite, out: Path, *options: str) -> Run:
+    names = [*site.hosts]
+    process = run_cli(
+        "crawl", site.root("shop.test"), "--out", str(out), "-q", *resolve_options(names, site.port), *options
+    )
+    return Run(site, out, process)
+
+
+@pytest.fixture(scope="module")
+def shop_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    site = HostsSite(shop()).start()
+    try:
+        # Three requests in flight in all: a host held by its Crawl-delay must not take them all.
+        yield crawl_hosts(
+            site, tmp_path_factory.mktemp("hosts") / "out", "--subdomains", "--set", "CONCURRENT_REQUESTS=3"
+        )
+    finally:
+        site.stop()
+
+
+def test_each_host_gets_its_own_valid_set_with_exactly_its_pages(shop_run: Run) -> None:
+    assert shop_run.process.returncode == 0, shop_run.process.stderr
+    assert sorted(p.name for p in shop_run.out.iterdir()) == sorted(LISTED)
+    for host, paths in LISTED.items():
+        origin = shop_run.url(host, "")
+        locs = sitemap_locs(shop_run.out / host, origin)  # validates every file, each loc on its origin
+        assert sorted(locs) == [origin + path for path in paths], host
+    printed = sorted(line for line in shop_run.process.stdout.splitlines() if line.startswith("Sitemap: "))
+    assert printed == [f"Sitemap: {shop_run.url(host, '/sitemap.xml')}" for host in sorted(LISTED)]
+
+
+def test_what_is_left_out_on_each_host_says_why(shop_run: Run) -> None:
+    report = shop_run.report
+    assert report[shop_run.url("shop.test")]["reason"] == "redirect"  # the apex, followed to www
+    assert report[shop_run.url("admin.shop.test")]["status"] == 401
+    assert report[shop_run.url("admin.shop.test")]["reason"] == "status"
+    assert report[shop_run.url("www.shop.test", "/private/x")]["reason"] == "robots"
+    assert report[shop_run.url("www.shop.test", "/dup")]["reason"] == "canonicalised"  # its target is on blog
+    assert report[shop_run.url("www.other.test")]["reason"] == "out-of-scope"
+
+
+def test_a_host_out_of_scope_and_a_disallowed_path_get_no_request(shop_run: Run) -> None:
+    hosts = {hit.host for hit in shop_run.site.hits}
+    assert {"www.shop.test", "blog.shop.test", "de.shop.test", "fr.shop.test", "admin.shop.test"} <= hosts
+    assert shop_run.site.hits_of("www.other.test") == []  # pinned to the server too: it would have shown
+    assert shop_run.site.hits_of("cdn.shop.test") == []  # images are listed, never fetched
+    assert not [hit for hit in shop_run.site.hits_of("www.shop.test") if hit.path.startswith("/private")]
+
+
+def _pages_after_robots(hits: list[Hit]) -> list[Hit]:
+    """A host's requests from its robots.txt on (the Crawl-delay holds once robots.txt is read)."""
+    first = next(i for i, hit in enumerate(hits) if hit.path == "/robots.txt")
+    return hits[first:]
+
+
+@pytest.mark.parametrize(("host", "delay"), [("www.shop.test", WWW_DELAY), ("de.shop.test", DE_DELAY)])
+def test_each_host_keeps_its_own_crawl_delay(shop_run: Run, host: str, delay: float) -> None:
+    """On the server's clock: no gap under half the delay (at most 5 % allowed, of so few gaps
+    none), and the mean gap at least the delay."""
+    hits = _pages_after_robots(shop_run.site.hits_of(host))
+    gaps = [b.time - a.time for a, b in pairwise(hits)]
+    assert len(gaps) >= 3, hits
+    assert sum(gap < delay / 2 for gap in gaps) <= 0.05 * len(gaps), gaps
+    assert statistics.mean(gaps) >= delay * 0.98, gaps  # 2 % for the server's own clock reading
+
+
+def test_the_hosts_are_crawled_at_the_same_time(shop_run: Run) -> None:
+    """de's pages are fetched while www's are: one host's Crawl-delay holds no other back."""
+    www = _pages_after_robots(shop_run.site.hits_of("www.shop.test"))
+    de = _pages_after_robots(shop_run.site.hits_of("de.shop.test"))
+    blog = shop_run.site.hits_of("blog.shop.test")
+    assert de[1].time < www[-1].time and www[1].time < de[-1].time
+    assert blog[-1].time < www[-1].time  # a host without a delay is done while www still waits
+
+
+def test_a_robots_txt_may_name_a_sitemap_on_another_host_of_the_crawl(shop_run: Run) -> None:
+    assert shop_run.url("de.shop.test", "/nur-sitemap") in shop_run.entries("de.shop.test")
+    assert [hit.path for hit in shop_run.site.hits_of("www.shop.test")].count("/sitemap-de.xml") == 1
+
+
+def test_cdn_images_stay_with_their_page(shop_run: Run) -> None:
+    home = shop_run.entries("www.shop.test")[shop_run.url("www.shop.test")]
+    assert [image.text for image in home.iter(IMAGE)] == [shop_run.url("cdn.shop.test", "/img/hero.jpg")]
+
+
+def test_an_hreflang_cluster_over_three_hosts_is_checked_whole(shop_run: Run) -> None:
+    """fr does not name de: de's link to fr is one-way, so it is left out and warned; every
+    other pair links both ways and each entry names itself."""
+
+    def cluster(host: str) -> dict[str, str]:
+        entry = shop_run.entries(host)[shop_run.url(host)]
+        return {link.get("hreflang"): link.get("href") for link in entry.iter(XHTML)}
+
+    en, de, fr = (shop_run.url(host) for host in ("www.shop.test", "de.shop.test", "fr.shop.test"))
+    assert cluster("www.shop.test") == {"en": en, "de": de, "fr": fr}
+    assert cluster("de.shop.test") == {"en": en, "de": de}
+    assert cluster("fr.shop.test") == {"en": en, "fr": fr}
+    lines = (shop_run.out.parent / f"{shop_run.out.name}.crawl-report.jsonl").read_text("utf-8")
+    assert '"hreflang-not-reciprocal"' in lines and f"fr -> {fr} does not link back" in lines
+
+
+def plain() -> dict[str, dict[str, Page]]:
+    """www links to three hosts of its domain; blog is linked from nowhere."""
+    others = ("a.plain.test", "b.plain.test", "c.plain.test")
+    home = "".join(f'<a href="{link(host)}">{host}</a>' for host in others) + '<a href="/about">about</a>'
+    hosts = {"www.plain.test": {"/": html(home), "/about": html("about www")}}
+    hosts.update({host: {"/": html(f"home of {host}")} for host in others})
+    hosts["blog.plain.test"] = {"/": html('<a href="/post">post</a> the blog'), "/post": html("a post")}
+    return hosts
+
+
+@pytest.fixture
+def plain_site() -> Iterator[HostsSite]:
+    site = HostsSite(plain()).start()
+    yield site
+    site.stop()
+
+
+def crawl_plain(site: HostsSite, out: Path, *options: str) -> Run:
+    pinned = resolve_options([*site.hosts], site.port)
+    return Run(site, out, run_cli("crawl", site.root("www.plain.test"), "--out", str(out), "-q", *pinned, *options))
+
+
+def test_max_hosts_caps_the_hosts_taken_in(plain_site: HostsSite, tmp_path: Path) -> None:
+    run = crawl_plain(plain_site, tmp_path / "out", "--subdomains", "--max-hosts", "2", "--concurrency", "1")
+    assert run.process.returncode == 0, run.process.stderr
+    crawled = {hit.host for hit in plain_site.hits}
+    assert len(crawled) == 2 and "www.plain.test" in crawled, crawled
+    left = [url for url, line in run.report.items() if line["reason"] == "limit"]
+    assert len(left) == 2 and all("more than 2 hosts" in str(run.report[url]["detail"]) for url in left)
+    assert "Cut by a limit: 2 URLs over 2 hosts; raise it with --max-hosts" in run.process.stderr
+
+
+def test_host_names_the_hosts_and_starts_at_each(plain_site: HostsSite, tmp_path: Path) -> None:
+    """--host: blog, linked from nowhere, is crawled from its root; ``*.`` takes any host under a
+    name; a host of the domain that no --host names gets no request."""
+    run = crawl_plain(
+        plain_site, tmp_path / "out", "--host", "blog.plain.test", "--host", "*.a.plain.test", "--host", "a.plain.test"
+    )
+    assert run.process.returncode == 0, run.process.stderr
+    assert sorted(p.name for p in run.out.iterdir()) == ["a.plain.test", "blog.plain.test", "www.plain.test"]
+    assert sorted(sitemap_locs(run.out / "blog.plain.test", run.url("blog.plain.test", ""))) == [
+        run.url("blog.plain.test"),
+        run.url("blog.plain.test", "/post"),
+    ]
+    assert plain_site.hits_of("b.plain.test") == [] and plain_site.hits_of("c.plain.test") == []
+    assert run.report[run.url("b.plain.test")]["reason"] == "out-of-scope"
+
+
+def test_a_second_run_keeps_each_hosts_set(plain_site: HostsSite, tmp_path: Path) -> None:
+    """The state store keeps each host's shards: nothing changed, no file is rewritten, and a
+    page gone from one host leaves the other hosts' sets as they were."""
+    out = tmp_path / "out"
+    first = crawl_plain(plain_site, out, "--subdomains")
+    assert first.process.returncode == 0, first.process.stderr
+    files = {path: path.read_bytes() for path in out.glob("*/*.xml")}
+    second = crawl_plain(plain_site, out, "--subdomains")
+    assert second.process.returncode == 0, second.process.stderr
+    assert "0 of 4 sitemap files rewritten" in second.process.stderr
+    assert {path: path.read_bytes() for path in out.glob("*/*.xml")} == files
+    del plain_site.hosts["www.plain.test"]["/about"]
+    third = crawl_plain(plain_site, out, "--subdomains")
+    assert third.process.returncode == 0, third.process.stderr
+    assert sitemap_locs(out / "www.plain.test", third.url("www.plain.test", "")) == [third.url("www.plain.test")]
+    for host in ("a.plain.test", "b.plain.test", "c.plain.test"):
+        assert (out / host / "sitemap-1.xml").read_bytes() == files[out / host / "sitemap-1.xml"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--resolve", "www.plain.test:80"], "is not HOST:PORT:ADDRESS"),
+        (["--resolve", "www.plain.test:99999:127.0.0.1"], "is not a number from 1 to 65535"),
+        (["--resolve", "www.plain.test:80:localhost"], "is not an IP address"),
+        (["--host", "bad host"], "is not a host name"),
+        (["--index-host", "www.plain.test"], "needs several hosts"),
+        (["--subdomains", "--index-host", "www.other.test"], "is not a host of the crawl"),
+    ],
+)
+def test_a_wrong_host_option_is_one_line_and_exit_2(tmp_path: Path, options: list[str], message: str) -> None:
+    process = run_cli("crawl", "http://www.plain.test/", "--out", str(tmp_path / "out"), *options)
+    assert process.returncode == 2
+    assert message in process.stderr and "Traceback" not in process.stderr
+    assert len(process.stderr.strip().splitlines()) == 1, process.stderr
