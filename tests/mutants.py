@@ -165,7 +165,7 @@ MUTANTS = [
            "await self._unlock(keys=[lock], args=[self.name])", "await self.redis.delete(lock)",
            ("tests/test_shared_orchestration.py",)),
     Mutant("scope is scheme and host", "crawler/scope.py",
-           'return url.startswith(self._prefix) or url == self.origin', "return True", ("tests/test_crawl_site.py",)),
+           'if url.startswith(self._prefix) or url == self.origin:', "if True:", ("tests/test_crawl_site.py",)),
     Mutant("noindex pages are left out", "pipelines/indexability.py",
            'if is_noindex(item.robots):', "if False:", ("tests/test_crawl_site.py",)),
     Mutant("non-canonical pages are left out", "pipelines/indexability.py",
@@ -182,7 +182,7 @@ MUTANTS = [
     Mutant("the audit reads no robots.txt sitemap on another origin", "crawler/audit/sources.py",
            "if not scope.contains(staging):", "if False:", (CREDENTIALS,)),
     Mutant("scope keeps an audit off other origins", "crawler/scope.py",
-           'return url.startswith(self._prefix) or url == self.origin', "return True",
+           'if url.startswith(self._prefix) or url == self.origin:', "if True:",
            (f"{CREDENTIALS}::test_every_way_off_the_origin_leaves_the_other_origin_untouched",)),
     Mutant("the browser fetches nothing off scope", "crawler/render/guard.py",
            "    if site_root(request.url) not in roots:\n", "    if False:\n", (RENDER,)),
@@ -339,6 +339,12 @@ MUTANTS = [
     Mutant("several hosts: at most --max-hosts", "crawler/spiders/frontier.py",
            "if len(self.hosts) >= self.max_hosts:", "if False:",
            (f"{HOSTS}::test_max_hosts_caps_the_hosts_taken_in",)),
+    Mutant("check --expect OUT of several hosts compares with OUT/HOST", "crawler/cli/check.py",
+           "            expect = host  # the output", "            pass  # the output",
+           (f"{HOSTS}::test_check_reads_one_hosts_published_set_under_its_own_name",)),
+    Mutant("validate reads each host's folder as a set of its own origin", "crawler/validate/sets.py",
+           "self._context = replace(self._context, origin=None, seen={})", "pass",
+           (f"{HOSTS}::test_validate_reads_each_hosts_set_on_its_own_origin",)),
 ]  # fmt: skip
 
 

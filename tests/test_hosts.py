@@ -8,6 +8,7 @@ never looks a name up; the server logs every request with its Host header and it
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import subprocess
 from collections.abc import Iterator
@@ -305,3 +306,40 @@ def test_a_wrong_host_option_is_one_line_and_exit_2(tmp_path: Path, options: lis
     assert process.returncode == 2
     assert message in process.stderr and "Traceback" not in process.stderr
     assert len(process.stderr.strip().splitlines()) == 1, process.stderr
+
+
+def test_validate_reads_each_hosts_set_on_its_own_origin(shop_run: Run, tmp_path: Path) -> None:
+    process = run_cli("validate", str(shop_run.out))
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "8 files, 12 URLs" in process.stderr
+    mixed = tmp_path / "mixed"
+    shutil.copytree(shop_run.out, mixed)
+    shard = mixed / "fr.shop.test" / "sitemap-1.xml"
+    shard.write_text(shard.read_text("utf-8").replace(shop_run.url("fr.shop.test"), shop_run.url("de.shop.test", "/x")))
+    process = run_cli("validate", str(mixed))
+    assert process.returncode == 1
+    wrong = f"error: host: {shop_run.url('de.shop.test', '/x')} is not on {shop_run.url('fr.shop.test', '')}"
+    assert wrong in process.stdout, process.stdout
+
+
+def test_check_reads_one_hosts_published_set_under_its_own_name(plain_site: HostsSite, tmp_path: Path) -> None:
+    """``check --resolve`` reaches a host by name on 127.0.0.1 and ``--expect OUT`` takes OUT/HOST:
+    the set served as written passes; a file changed on the server is stale."""
+    out = tmp_path / "out"
+    run = crawl_plain(plain_site, out, "--subdomains")
+    assert run.process.returncode == 0, run.process.stderr
+    host = "www.plain.test"
+    pages = plain_site.hosts[host]
+    for path in (out / host).glob("*.xml"):
+        pages["/" + path.name] = (200, {"Content-Type": "application/xml"}, path.read_text("utf-8"))
+    pages["/robots.txt"] = (200, TEXT, f"User-agent: *\nAllow: /\nSitemap: {run.url(host, '/sitemap.xml')}\n")
+    pinned = resolve_options([*plain_site.hosts], plain_site.port)
+    plain_site.hits.clear()
+    fresh = run_cli("check", run.url(host), "--expect", str(out), *pinned, timeout=60)
+    assert (fresh.returncode, fresh.stdout) == (0, ""), fresh.stdout + fresh.stderr
+    assert "valid (2 files, 2 URLs read" in fresh.stderr, fresh.stderr
+    assert {hit.host for hit in plain_site.hits} == {host}
+    status, headers, body = pages["/sitemap-1.xml"]
+    pages["/sitemap-1.xml"] = (status, headers, body.replace("</urlset>", "<!-- edited --></urlset>"))
+    stale = run_cli("check", run.url(host), "--expect", str(out), *pinned, timeout=60)
+    assert stale.returncode == 1 and "stale" in stale.stdout, stale.stdout + stale.stderr

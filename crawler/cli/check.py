@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from crawler.addresses import read_pinned
 from crawler.cli.exits import EXIT_FAILED, EXIT_OK
 from crawler.cli.usage import UsageError, refuse_credentials
+from crawler.sitemaps.publish import MANIFEST_NAME
 from settings.ranges import option_type
 
 __all__ = ["add_check_command", "run_check"]
@@ -56,7 +58,16 @@ def add_check_command(commands: Any) -> None:
     )
     check.add_argument("--json", action="store_true", help="print the findings and counts as one JSON document")
     check.add_argument(
-        "--expect", metavar="DIR", help="the folder the set was published from: a served file that differs is stale"
+        "--expect",
+        metavar="DIR",
+        help="the folder the set was published from (of several hosts: DIR/HOST); a file that differs is stale",
+    )
+    check.add_argument(
+        "--resolve",
+        action="append",
+        default=[],
+        metavar="HOST:PORT:ADDRESS",
+        help="connect to ADDRESS for HOST:PORT without DNS, the URL unchanged (curl's; repeatable)",
     )
     check.add_argument(
         "--timeout",
@@ -96,6 +107,14 @@ def run_check(args: argparse.Namespace) -> int:
         expect = Path(args.expect)
         if not expect.is_dir():
             raise UsageError(f"--expect {args.expect}: no such folder")
+        host = expect / (urlsplit(url).hostname or "")
+        if (host / MANIFEST_NAME).is_file() and not (expect / MANIFEST_NAME).is_file():
+            expect = host  # the output of a crawl of several hosts: this host's set
+    for text in args.resolve:
+        try:
+            read_pinned(text)
+        except ValueError as error:
+            raise UsageError(f"--resolve: {error}") from None
     result = check_published(
         url,
         user_agent=USER_AGENT,
@@ -104,6 +123,7 @@ def run_check(args: argparse.Namespace) -> int:
         sample=int(args.sample),
         timeout=args.timeout,
         deadline=args.deadline,
+        resolve=tuple(args.resolve),
     )
     if args.json:
         print(json.dumps(result.as_json(), indent=2))

@@ -43,12 +43,15 @@ CHECK_CONCURRENCY = 4
 _HANDLER = "crawler.downloadhandlers.deadline.DeadlineHandler"
 
 
-def check_settings(user_agent: str, timeout: float) -> Settings:
-    """Scrapy's defaults trimmed to a plain client: answers reach the spider as the server sent them."""
+def check_settings(user_agent: str, timeout: float, resolve: tuple[str, ...] = ()) -> Settings:
+    """Scrapy's defaults trimmed to a plain client: answers reach the spider as the server sent them;
+    *resolve* pins names to addresses (``--resolve``, crawler/resolver.py)."""
     settings = Settings()
     settings.setdict(
         {
             "USER_AGENT": user_agent,
+            "TWISTED_DNS_RESOLVER": "crawler.resolver.PinnedResolver",
+            "SITEMAP_RESOLVE": list(resolve),
             "ROBOTSTXT_OBEY": False,  # robots.txt is one of the things checked, read by the plan
             "TELNETCONSOLE_ENABLED": False,
             "LOG_LEVEL": "ERROR",
@@ -192,18 +195,20 @@ def check_published(
     deadline: float = 600.0,
     robots_agent: str = "googlebot",
     max_crawl_delay: float = SITEMAP_MAX_CRAWL_DELAY,
+    resolve: tuple[str, ...] = (),
 ) -> CheckResult:
     """Check the set published at *url* (a site root or a sitemap URL) as a search engine reads it."""
     options: dict[str, Any] = {
         "user_agent": user_agent, "expect": expect, "sample": sample, "extra_urls": extra_urls,
         "timeout": timeout, "deadline": deadline, "robots_agent": robots_agent, "max_crawl_delay": max_crawl_delay,
+        "resolve": resolve,
     }  # fmt: skip
     if reactor_runs.has_run():
         return _in_child(url, options)
     plan = SetCheck(
         url, user_agent=user_agent, robots_agent=robots_agent, sample=sample, extra_urls=extra_urls, expect=expect
     )
-    process = CrawlerProcess(check_settings(user_agent, timeout))
+    process = CrawlerProcess(check_settings(user_agent, timeout, resolve))
     process.crawl(CheckSpider, plan=plan, deadline=deadline, max_crawl_delay=max_crawl_delay)
     started = time.monotonic()
     reactor_runs.start(process)
@@ -217,6 +222,7 @@ from crawler.spiders.check import check_published
 url, options = json.loads(sys.stdin.read())
 options["expect"] = Path(options["expect"]) if options["expect"] else None
 options["extra_urls"] = tuple(options["extra_urls"])
+options["resolve"] = tuple(options["resolve"])
 print(json.dumps(check_published(url, **options).as_json()))
 """
 

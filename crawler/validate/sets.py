@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -32,6 +32,7 @@ __all__ = ["MAX_FAILURES_IN_A_ROW", "SetOptions", "SitemapSet", "check_set"]
 MAX_FAILURES_IN_A_ROW = 3
 #: How far above an index its site root is looked for.
 MAX_ROOT_LEVELS = 8
+_HOST_NAME = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
 _ROOT = re.compile(rb"<(?:[A-Za-z0-9_.-]+:)?(urlset|sitemapindex)[\s>/]")
 
 
@@ -85,19 +86,32 @@ class SitemapSet:
             yield from self._file(self.target, None, nested=False)
             return
         folder = Path(self.target)
-        indexes, urlsets = self._sitemaps_in(folder)
+        hosts = [] if self.options.origin is not None else _host_folders(folder)
+        indexes, urlsets = self._sitemaps_in(folder, skip={path.name for path in hosts})
         for path in indexes + urlsets:
             yield from self._file(str(path), folder, nested=False)
+        for host in hosts:  # a crawl of several hosts: a set per host, each on its own origin
+            self._context = replace(self._context, origin=None, seen={})
+            indexes, urlsets = self._sitemaps_in(host)
+            for path in indexes + urlsets:
+                yield from self._file(str(path), host, nested=False)
+            origin = self._context.origin
+            if origin is not None and urlsplit(origin).hostname != host.name:
+                yield Finding(str(host), 1, 1, "host", f"the set in the folder of {host.name} lists URLs of {origin}")
         if self.files == 0:
             other = f" ({self.skipped} other XML file{'s' if self.skipped != 1 else ''} skipped)"
             yield Finding(self.target, 1, 1, "no-sitemaps", f"no sitemap in {folder}" + other)
 
-    def _sitemaps_in(self, folder: Path) -> tuple[list[Path], list[Path]]:
-        """Indexes and sitemaps in a folder tree (hidden folders left out), in walk order."""
+    def _sitemaps_in(
+        self, folder: Path, skip: set[str] | frozenset[str] = frozenset()
+    ) -> tuple[list[Path], list[Path]]:
+        """Indexes and sitemaps in a folder tree (hidden folders and the *skip* ones at its top left
+        out), in walk order."""
         indexes: list[Path] = []
         urlsets: list[Path] = []
         for top, folders, names in os.walk(folder):
-            folders[:] = sorted(name for name in folders if not name.startswith("."))
+            left_out = skip if top == str(folder) else frozenset()
+            folders[:] = sorted(name for name in folders if not name.startswith(".") and name not in left_out)
             for name in sorted(names):
                 path = Path(top, name)
                 if not name.endswith((".xml", ".xml.gz")) or not path.is_file():
@@ -183,6 +197,18 @@ class SitemapSet:
         if self._kinds.get(key) == "sitemapindex":
             message = f"{entry.loc} is an index: an index may not list another index"
             yield Finding(entry.file, entry.line, entry.col, "nested-index", message)
+
+
+def _host_folders(folder: Path) -> list[Path]:
+    """The subfolders of *folder* named after a host that hold a sitemap index at their top: the
+    sets of a crawl of several hosts (``OUT/HOST/``), each checked on an origin of its own."""
+    found = []
+    for path in sorted(folder.iterdir()):
+        if _HOST_NAME.fullmatch(path.name) and path.is_dir() and not path.is_symlink():
+            heads = (read_head(each) for each in path.glob("*.xml*") if each.is_file())
+            if any(head is not None and b"<sitemapindex" in head for head in heads):
+                found.append(path)
+    return found
 
 
 def _url_path(loc: str) -> list[str] | None:
