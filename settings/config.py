@@ -213,7 +213,7 @@ class SitemapConfig:
             ),
             urls_file=str(settings.get("SITEMAP_URLS_FILE") or "") or None,
             list_follow=settings.getbool("SITEMAP_LIST_FOLLOW"),
-            hosts=read_hosts(settings, start_url),
+            hosts=read_hosts(settings),
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
             render=read_render(settings, start_url),
@@ -221,7 +221,25 @@ class SitemapConfig:
         )
         check_numbers(scrapy_settings)  # Scrapy's own numbers, and those only a worker reads
         check_paths(config)
+        _check_several_hosts(config)
         return config
+
+
+def _check_several_hosts(config: SitemapConfig) -> None:
+    """A crawl of several hosts is refused, in one line, by the parts that would treat it as one."""
+    if not config.hosts.several:
+        return
+    if config.audit.record_path is not None:
+        part, other = "the audit", "audit each host on its own"
+    elif config.distributed is not None:
+        part, other = "a shared crawl (--workers, --distributed)", "crawl in one process"
+    elif config.render.enabled:
+        part, other = "--render", "crawl each host on its own"
+    elif config.indexnow_endpoint is not None:
+        part, other = "IndexNow", "leave IndexNow off"
+    else:
+        return
+    raise ConfigError(f"{part} takes one host so far: drop --subdomains and --host, or {other}")
 
 
 def _with_defaults(settings: BaseSettings) -> BaseSettings:

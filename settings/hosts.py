@@ -1,12 +1,10 @@
 """Settings of a crawl over several hosts (SPEC S2): which hosts are in scope (``--subdomains``,
-``--host``), how many at most, where names connect (``--resolve``), and the host whose index
-may list every host's sitemaps (``--index-host``)."""
+``--host``), how many at most, and where names connect (``--resolve``)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
@@ -27,7 +25,6 @@ class Hosts:
     names: tuple[str, ...] = ()  # hosts named (exact, or *.example.com)
     max_hosts: int = 100  # hosts a crawl takes in at most: a site's made-up subdomains are a trap too
     pinned: tuple[Pinned, ...] = ()  # --resolve
-    index_host: str | None = None  # the host whose index lists every host's sets
 
     @property
     def several(self) -> bool:
@@ -38,7 +35,7 @@ class Hosts:
         return Scope(start_url, self.names, subdomains=self.subdomains)
 
 
-def read_hosts(settings: BaseSettings, start_url: str) -> Hosts:
+def read_hosts(settings: BaseSettings) -> Hosts:
     names = tuple(name.lower().rstrip(".") for name in strings(settings, "SITEMAP_HOSTS"))
     for name in names:
         if not _HOST.fullmatch(name):
@@ -49,22 +46,9 @@ def read_hosts(settings: BaseSettings, start_url: str) -> Hosts:
             pinned.append(read_pinned(text))
         except ValueError as error:
             raise ConfigError(f"SITEMAP_RESOLVE (--resolve): {error}") from None
-    hosts = Hosts(
+    return Hosts(
         subdomains=settings.getbool("SITEMAP_SUBDOMAINS"),
         names=names,
         max_hosts=whole_number(settings, "SITEMAP_MAX_HOSTS"),
         pinned=tuple(pinned),
-        index_host=str(settings.get("SITEMAP_INDEX_HOST") or "").lower().rstrip(".") or None,
     )
-    if hosts.index_host is not None:
-        scheme = urlsplit(start_url).scheme
-        if not hosts.several:
-            raise ConfigError("SITEMAP_INDEX_HOST (--index-host) needs several hosts: --subdomains or --host")
-        if not hosts.scope(start_url).contains(f"{scheme}://{hosts.index_host}{_port(start_url)}/"):
-            raise ConfigError(f"SITEMAP_INDEX_HOST: {hosts.index_host} is not a host of the crawl")
-    return hosts
-
-
-def _port(url: str) -> str:
-    port = urlsplit(url).port
-    return f":{port}" if port else ""

@@ -103,7 +103,6 @@ OPTION_SETTINGS = {
     "host": "SITEMAP_HOSTS",
     "max_hosts": "SITEMAP_MAX_HOSTS",
     "resolve": "SITEMAP_RESOLVE",
-    "index_host": "SITEMAP_INDEX_HOST",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.
 PROFILES: dict[str, dict[str, Any]] = {

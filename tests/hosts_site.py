@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler
 
 from tests.local_server import LocalServer
 
-__all__ = ["Hit", "HostsSite", "Page", "html", "resolve_options"]
+__all__ = ["Hit", "HostsSite", "Page", "html", "link", "plain", "resolve_options"]
 
 #: (status, headers, body)
 Page = tuple[int, dict[str, str], str]
@@ -34,6 +34,21 @@ def html(body: str, head: str = "", lang: str = "en") -> Page:
         {"Content-Type": "text/html; charset=utf-8"},
         f'<html lang="{lang}"><head>{head}</head><body>{body}</body></html>',
     )
+
+
+def link(host: str, path: str = "") -> str:
+    """A link to *host*, on the port the server fills in."""
+    return f"http://{host}:{{port}}/{path}"
+
+
+def plain() -> dict[str, dict[str, Page]]:
+    """www links to three hosts of its domain; blog is linked from nowhere."""
+    others = ("a.plain.test", "b.plain.test", "c.plain.test")
+    home = "".join(f'<a href="{link(host)}">{host}</a>' for host in others) + '<a href="/about">about</a>'
+    hosts = {"www.plain.test": {"/": html(home), "/about": html("about www")}}
+    hosts.update({host: {"/": html(f"home of {host}")} for host in others})
+    hosts["blog.plain.test"] = {"/": html('<a href="/post">post</a> the blog'), "/post": html("a post")}
+    return hosts
 
 
 def resolve_options(names: list[str], port: int) -> list[str]:

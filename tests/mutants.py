@@ -345,6 +345,11 @@ MUTANTS = [
     Mutant("validate reads each host's folder as a set of its own origin", "crawler/validate/sets.py",
            "self._context = replace(self._context, origin=None, seen={})", "pass",
            (f"{HOSTS}::test_validate_reads_each_hosts_set_on_its_own_origin",)),
+    Mutant("--publish of several hosts: each host's set under PREFIX/HOST/", "crawler/cli/publishing.py",
+           'each = {"": published} if not sets else', 'each = {"": published} if True else',
+           ("tests/test_publish_s3.py::test_each_hosts_set_goes_under_a_prefix_of_its_own",)),
+    Mutant("a crawl of several hosts refuses what takes one host so far", "settings/config.py",
+           "    _check_several_hosts(config)\n", "", (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
 ]  # fmt: skip
 
 

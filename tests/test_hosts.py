@@ -19,18 +19,13 @@ import pytest
 from lxml import etree
 
 from tests.conftest import read_report, run_cli, sitemap_locs
-from tests.hosts_site import Hit, HostsSite, Page, html, resolve_options
+from tests.hosts_site import Hit, HostsSite, Page, html, link, plain, resolve_options
 
-P = "{port}"
 XHTML = "{http://www.w3.org/1999/xhtml}link"
 IMAGE = "{http://www.google.com/schemas/sitemap-image/1.1}loc"
 LOC = "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"
 URL = "{http://www.sitemaps.org/schemas/sitemap/0.9}url"
 WWW_DELAY, DE_DELAY = 0.4, 0.8  # the Crawl-delays of www and de
-
-
-def link(host: str, path: str = "") -> str:
-    return f"http://{host}:{P}/{path}"
 
 
 def alternates(pairs: list[tuple[str, str]]) -> str:
@@ -223,16 +218,6 @@ def test_an_hreflang_cluster_over_three_hosts_is_checked_whole(shop_run: Run) ->
     assert '"hreflang-not-reciprocal"' in lines and f"fr -> {fr} does not link back" in lines
 
 
-def plain() -> dict[str, dict[str, Page]]:
-    """www links to three hosts of its domain; blog is linked from nowhere."""
-    others = ("a.plain.test", "b.plain.test", "c.plain.test")
-    home = "".join(f'<a href="{link(host)}">{host}</a>' for host in others) + '<a href="/about">about</a>'
-    hosts = {"www.plain.test": {"/": html(home), "/about": html("about www")}}
-    hosts.update({host: {"/": html(f"home of {host}")} for host in others})
-    hosts["blog.plain.test"] = {"/": html('<a href="/post">post</a> the blog'), "/post": html("a post")}
-    return hosts
-
-
 @pytest.fixture
 def plain_site() -> Iterator[HostsSite]:
     site = HostsSite(plain()).start()
@@ -297,12 +282,24 @@ def test_a_second_run_keeps_each_hosts_set(plain_site: HostsSite, tmp_path: Path
         (["--resolve", "www.plain.test:99999:127.0.0.1"], "is not a number from 1 to 65535"),
         (["--resolve", "www.plain.test:80:localhost"], "is not an IP address"),
         (["--host", "bad host"], "is not a host name"),
-        (["--index-host", "www.plain.test"], "needs several hosts"),
-        (["--subdomains", "--index-host", "www.other.test"], "is not a host of the crawl"),
+        (["--subdomains", "--workers", "2"], "a shared crawl (--workers, --distributed) takes one host so far"),
+        (["--host", "a.plain.test", "--render", "always"], "--render takes one host so far"),
+        (["audit", "--subdomains"], "the audit takes one host so far"),
+        (
+            [
+                "--subdomains",
+                "--set",
+                "SITEMAP_INDEXNOW_ENDPOINT=http://127.0.0.1:9/indexnow",
+                "--set",
+                "SITEMAP_INDEXNOW_KEY=0123456789abcdef",
+            ],
+            "IndexNow takes one host so far",
+        ),
     ],
 )
 def test_a_wrong_host_option_is_one_line_and_exit_2(tmp_path: Path, options: list[str], message: str) -> None:
-    process = run_cli("crawl", "http://www.plain.test/", "--out", str(tmp_path / "out"), *options)
+    command, options = (options[0], options[1:]) if options[0] == "audit" else ("crawl", options)
+    process = run_cli(command, "http://www.plain.test/", "--out", str(tmp_path / "out"), *options)
     assert process.returncode == 2
     assert message in process.stderr and "Traceback" not in process.stderr
     assert len(process.stderr.strip().splitlines()) == 1, process.stderr

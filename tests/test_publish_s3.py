@@ -31,6 +31,7 @@ from crawler.sitemaps.remote import MANIFEST_NAME, ForeignObjects, S3Location, p
 from crawler.validate.sets import check_set
 from settings.environment import env_name
 from tests.conftest import CLI, crawl, run_cli
+from tests.hosts_site import HostsSite, plain, resolve_options
 from tests.server import SiteServer
 
 KEY, SECRET = "AKIATESTPUBLISH0001", "test-secret-of-the-bucket-0123456789"
@@ -394,6 +395,29 @@ def test_a_bad_bucket_url_is_a_usage_error_before_any_request(
     assert len(lines) == 1 and words in lines[0], result.process.stderr
     assert "pw" not in lines[0]
     assert server.paths() == []
+
+
+def test_each_hosts_set_goes_under_a_prefix_of_its_own(s3_server: S3Server, tmp_path: Path) -> None:
+    """A crawl of several hosts mirrors OUT/HOST/ to PREFIX/HOST/: each read back is a complete set
+    of its own host; nothing lands at the prefix's top."""
+    site = HostsSite(plain()).start()
+    try:
+        out = tmp_path / "public"
+        pinned = resolve_options([*site.hosts], site.port)
+        process = run_cli("crawl", site.root("www.plain.test"), "--out", str(out), "--subdomains", *pinned,
+                          *publish_options(s3_server.url), env=aws_env(tmp_path))  # fmt: skip
+    finally:
+        site.stop()
+    assert process.returncode == 0, process.stderr
+    objects = s3_server.objects()
+    hosts = sorted(path.name for path in out.iterdir())
+    assert hosts == ["a.plain.test", "b.plain.test", "c.plain.test", "www.plain.test"]
+    assert {name.partition("/")[0] for name in objects} == set(hosts)
+    for host in hosts:
+        mine = {name.partition("/")[2]: data for name, data in objects.items() if name.startswith(host + "/")}
+        assert {name: data for name, data in mine.items() if name in local_set(out / host)} == local_set(out / host)
+        assert_complete(mine, tmp_path / "read-back" / host, f"http://{host}:{site.port}")
+    assert "Published to s3://bucket/site/maps/: 8 uploaded, 0 unchanged, 0 deleted" in process.stderr
 
 
 def test_the_audit_publishes_nothing(server: SiteServer, tmp_path: Path) -> None:

@@ -27,8 +27,3 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT:ADDRESS",
         help="connect to ADDRESS for HOST:PORT without DNS, the URL unchanged (curl's; repeatable)",
     )
-    parser.add_argument(
-        "--index-host",
-        metavar="HOST",
-        help="one index on HOST lists every host's sitemaps (each host's robots.txt must name it)",
-    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from crawler.cli.usage import UsageError
@@ -52,22 +53,43 @@ def preflight(publish: Publish) -> None:
         )
 
 
-def mirror_published(publish: Publish, published: PublishResult, *, overwrite_foreign: bool) -> RemotePublish:
-    """Mirror the set just published into its folder to the bucket."""
+def mirror_published(
+    publish: Publish,
+    published: PublishResult,
+    *,
+    overwrite_foreign: bool,
+    sets: Mapping[str, PublishResult] | None = None,
+) -> RemotePublish:
+    """Mirror the set just published into its folder to the bucket; of a crawl of several hosts,
+    each host's set (*sets*, by folder) under a prefix of its own, ``PREFIX/HOST/``, as in OUT."""
     from crawler.services.s3 import mirror  # noqa: PLC0415 - boto3 with --publish only
+    from crawler.sitemaps.remote import RemotePublish, S3Location  # noqa: PLC0415
 
-    index = published.index_path
-    names = [*(shard.name for shard in published.shards), *published.extras, index.name]
+    location = publish.location
+    each = {"": published} if not sets else {f"{folder}/": result for folder, result in sorted(sets.items())}
+    outcome = RemotePublish(str(location))
     # Scrapy's handlers outlive its reactor and would ignore a SIGTERM now: the uploads stop at once
     # instead (the bucket keeps a complete set whatever the moment), and the run exits 128 + signal.
     previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return mirror(
-            index.parent, names, index.name, publish.location, publish.endpoint_url, overwrite_foreign=overwrite_foreign
-        )
+        for folder, result in each.items():
+            index = result.index_path
+            names = [*(shard.name for shard in result.shards), *result.extras, index.name]
+            under = S3Location(location.bucket, location.prefix + folder)
+            done = mirror(
+                index.parent, names, index.name, under, publish.endpoint_url, overwrite_foreign=overwrite_foreign
+            )
+            outcome.uploaded += [folder + name for name in done.uploaded]
+            outcome.unchanged += [folder + name for name in done.unchanged]
+            outcome.deleted += [folder + name for name in done.deleted]
+            if done.error is not None:
+                outcome.error, outcome.stopped_by = done.error, done.stopped_by
+                outcome.target = done.target
+                break
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    return outcome
 
 
 def _interrupt(signum: int, frame: Any) -> None:
