@@ -235,8 +235,6 @@ def _check_several_hosts(config: SitemapConfig) -> None:
         part, other = "a shared crawl (--workers, --distributed)", "crawl in one process"
     elif config.render.enabled:
         part, other = "--render", "crawl each host on its own"
-    elif config.indexnow_endpoint is not None:
-        part, other = "IndexNow", "leave IndexNow off"
     else:
         return
     raise ConfigError(f"{part} takes one host so far: drop --subdomains and --host, or {other}")

@@ -65,6 +65,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 
+    def do_POST(self) -> None:
+        """A POST is kept with its body, then answered as a GET of its path would be."""
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with self.server.lock:
+            self.server.posts.append(((self.headers.get("Host") or "").rsplit(":", 1)[0], self.path, body))
+        self.do_GET()
+
     def do_GET(self) -> None:
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         with self.server.lock:
@@ -89,6 +96,7 @@ class HostsSite(LocalServer):
         super().__init__(_Handler)
         self.hosts = hosts
         self.hits: list[Hit] = []
+        self.posts: list[tuple[str, str, bytes]] = []  # (host, path, body) of every POST
         self.lock = threading.Lock()
 
     def root(self, host: str) -> str:

@@ -341,7 +341,7 @@ MUTANTS = [
            (f"{HOSTS}::test_max_hosts_caps_the_hosts_taken_in",)),
     Mutant("check --expect OUT of several hosts compares with OUT/HOST", "crawler/cli/check.py",
            "            expect = host  # the output", "            pass  # the output",
-           (f"{HOSTS}::test_check_reads_one_hosts_published_set_under_its_own_name",)),
+           (f"{HOSTS}::test_check_and_validate_read_one_hosts_published_set_under_its_own_name",)),
     Mutant("validate reads each host's folder as a set of its own origin", "crawler/validate/sets.py",
            "self._context = replace(self._context, origin=None, seen={})", "pass",
            (f"{HOSTS}::test_validate_reads_each_hosts_set_on_its_own_origin",)),
@@ -350,6 +350,13 @@ MUTANTS = [
            ("tests/test_publish_s3.py::test_each_hosts_set_goes_under_a_prefix_of_its_own",)),
     Mutant("a crawl of several hosts refuses what takes one host so far", "settings/config.py",
            "    _check_several_hosts(config)\n", "", (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
+    Mutant("IndexNow of several hosts: each host's key file on its own host", "crawler/extensions/notify.py",
+           "._replace(netloc=netloc)", "._replace()",
+           (f"{HOSTS}::test_indexnow_is_told_host_by_host_with_each_hosts_key_file",)),
+    Mutant("--resolve holds for the requests outside Scrapy (httpx)", "crawler/services/http.py",
+           "addresses = pinned_address(self.pinned, host, port) or (host,)", "addresses = (host,)",
+           (f"{HOSTS}::test_the_audit_reaches_a_staging_name_that_only_resolve_knows",
+            f"{HOSTS}::test_indexnow_is_told_host_by_host_with_each_hosts_key_file")),
 ]  # fmt: skip
 
 

@@ -8,6 +8,7 @@ never looks a name up; the server logs every request with its Host header and it
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import subprocess
@@ -285,16 +286,6 @@ def test_a_second_run_keeps_each_hosts_set(plain_site: HostsSite, tmp_path: Path
         (["--subdomains", "--workers", "2"], "a shared crawl (--workers, --distributed) takes one host so far"),
         (["--host", "a.plain.test", "--render", "always"], "--render takes one host so far"),
         (["audit", "--subdomains"], "the audit takes one host so far"),
-        (
-            [
-                "--subdomains",
-                "--set",
-                "SITEMAP_INDEXNOW_ENDPOINT=http://127.0.0.1:9/indexnow",
-                "--set",
-                "SITEMAP_INDEXNOW_KEY=0123456789abcdef",
-            ],
-            "IndexNow takes one host so far",
-        ),
     ],
 )
 def test_a_wrong_host_option_is_one_line_and_exit_2(tmp_path: Path, options: list[str], message: str) -> None:
@@ -319,7 +310,9 @@ def test_validate_reads_each_hosts_set_on_its_own_origin(shop_run: Run, tmp_path
     assert wrong in process.stdout, process.stdout
 
 
-def test_check_reads_one_hosts_published_set_under_its_own_name(plain_site: HostsSite, tmp_path: Path) -> None:
+def test_check_and_validate_read_one_hosts_published_set_under_its_own_name(
+    plain_site: HostsSite, tmp_path: Path
+) -> None:
     """``check --resolve`` reaches a host by name on 127.0.0.1 and ``--expect OUT`` takes OUT/HOST:
     the set served as written passes; a file changed on the server is stale."""
     out = tmp_path / "out"
@@ -336,7 +329,52 @@ def test_check_reads_one_hosts_published_set_under_its_own_name(plain_site: Host
     assert (fresh.returncode, fresh.stdout) == (0, ""), fresh.stdout + fresh.stderr
     assert "valid (2 files, 2 URLs read" in fresh.stderr, fresh.stderr
     assert {hit.host for hit in plain_site.hits} == {host}
+    validated = run_cli("validate", run.url(host, "/sitemap.xml"), *pinned, timeout=60)
+    assert validated.returncode == 0 and "2 files, 2 URLs" in validated.stderr, validated.stdout + validated.stderr
     status, headers, body = pages["/sitemap-1.xml"]
     pages["/sitemap-1.xml"] = (status, headers, body.replace("</urlset>", "<!-- edited --></urlset>"))
     stale = run_cli("check", run.url(host), "--expect", str(out), *pinned, timeout=60)
     assert stale.returncode == 1 and "stale" in stale.stdout, stale.stdout + stale.stderr
+
+
+def test_indexnow_is_told_host_by_host_with_each_hosts_key_file(plain_site: HostsSite, tmp_path: Path) -> None:
+    """One submission per host, its own URLs only, its key file on its own host (fetched through
+    --resolve like the crawl); a host without the key file is not told, and the summary says so."""
+    key = "0123456789abcdef"
+    for host in ("www.plain.test", "a.plain.test", "b.plain.test"):
+        plain_site.hosts[host][f"/{key}.txt"] = (200, TEXT, key)
+    plain_site.hosts["api.indexnow.test"] = {"/indexnow": (200, TEXT, "")}
+    endpoint = f"http://api.indexnow.test:{plain_site.port}/indexnow"
+    run = crawl_plain(
+        plain_site, tmp_path / "out", "--subdomains", "--indexnow-endpoint", endpoint, "--indexnow-key", key
+    )
+    assert run.process.returncode == 0, run.process.stderr
+    told = {}
+    for host, path, body in plain_site.posts:
+        assert (host, path) == ("api.indexnow.test", "/indexnow")
+        post = json.loads(body)
+        told[post["host"]] = post
+    assert sorted(told) == ["a.plain.test", "b.plain.test", "www.plain.test"]
+    for host, post in told.items():
+        assert post["keyLocation"] == run.url(host, f"/{key}.txt") and post["key"] == key
+        assert post["urlList"] == sorted(sitemap_locs(run.out / host, run.url(host, "")))
+    assert [hit.path for hit in plain_site.hits_of("c.plain.test")].count(f"/{key}.txt") == 1
+    missing = f"key file {run.url('c.plain.test', f'/{key}.txt')} answered HTTP 404"
+    assert f"IndexNow: 4 of 5 URLs sent in 3 batch(es), the others not: {missing}" in run.process.stderr
+
+
+def test_the_audit_reaches_a_staging_name_that_only_resolve_knows(plain_site: HostsSite, tmp_path: Path) -> None:
+    """--resolve holds for the audit's own requests before the crawl (start page, robots.txt,
+    the site's 404 page) as for the crawl: every one reached the server under the name."""
+    plain_site.hosts["staging.plain.test"] = plain_site.hosts["www.plain.test"]
+    pinned = resolve_options(["staging.plain.test"], plain_site.port)
+    production = plain_site.root("www.plain.test")
+    out = tmp_path / "audit"
+    process = run_cli(
+        "audit", plain_site.root("staging.plain.test"), "--production-url", production, "--out", str(out), *pinned
+    )
+    assert process.returncode == 0, process.stderr
+    paths = [hit.path for hit in plain_site.hits_of("staging.plain.test")]
+    assert paths.count("/") == 2 and "/about" in paths  # the preflight's start page, then the crawl's
+    assert any(path.startswith("/sitemap-crawler-probe-") for path in paths)  # the preflight's 404 probe
+    assert plain_site.hits_of("www.plain.test") == []

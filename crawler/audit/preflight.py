@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
+from crawler.addresses import Pinned
 from crawler.audit.blockers import Blocker, start_page_blockers
 from crawler.audit.facts import NotFoundPage
 from crawler.page.digest import Ignore
@@ -54,10 +55,17 @@ def preflight(
     token: str,
     ignore: Ignore,
     timeout: float,
+    pinned: tuple[Pinned, ...] = (),
 ) -> Preflight:
     """*user_agent* is the User-Agent header sent; *agent* the name robots.txt rules are matched against."""
     get: Callable[..., Fetched] = partial(
-        fetch, user_agent=user_agent, headers=headers, deadline=timeout, max_bytes=_MAX_PAGE, redirects=False
+        fetch,
+        user_agent=user_agent,
+        headers=headers,
+        deadline=timeout,
+        max_bytes=_MAX_PAGE,
+        redirects=False,
+        pinned=pinned,
     )
     try:
         start = get(start_url)

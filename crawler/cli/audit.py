@@ -89,6 +89,7 @@ def _existing(
         user_agent=user_agent,
         aliases=(root.rstrip("/"),) if hosts else (),  # the staging copy's own sitemap names staging URLs
         same_lastmod_share=config.audit.same_lastmod_share,
+        pinned=config.hosts.pinned,
     )
     if not sources and not refused:
         return None
@@ -157,6 +158,7 @@ def _audit(
             token=config.robots_token,
             ignore=config.fingerprint_ignore,
             timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
+            pinned=config.hosts.pinned,
         )
     except PreflightError as error:
         print(f"sitemap-crawler: audit not run: {error}", file=sys.stderr)

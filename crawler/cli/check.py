@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.addresses import read_pinned
 from crawler.cli.exits import EXIT_FAILED, EXIT_OK
+from crawler.cli.hosting import add_resolve_option, pinned_of
 from crawler.cli.usage import UsageError, refuse_credentials
 from crawler.sitemaps.publish import MANIFEST_NAME
 from settings.ranges import option_type
@@ -62,13 +62,7 @@ def add_check_command(commands: Any) -> None:
         metavar="DIR",
         help="the folder the set was published from (of several hosts: DIR/HOST); a file that differs is stale",
     )
-    check.add_argument(
-        "--resolve",
-        action="append",
-        default=[],
-        metavar="HOST:PORT:ADDRESS",
-        help="connect to ADDRESS for HOST:PORT without DNS, the URL unchanged (curl's; repeatable)",
-    )
+    add_resolve_option(check)
     check.add_argument(
         "--timeout",
         type=option_type("check --timeout"),
@@ -110,11 +104,7 @@ def run_check(args: argparse.Namespace) -> int:
         host = expect / (urlsplit(url).hostname or "")
         if (host / MANIFEST_NAME).is_file() and not (expect / MANIFEST_NAME).is_file():
             expect = host  # the output of a crawl of several hosts: this host's set
-    for text in args.resolve:
-        try:
-            read_pinned(text)
-        except ValueError as error:
-            raise UsageError(f"--resolve: {error}") from None
+    pinned_of(args)  # a mistake is said before any request
     result = check_published(
         url,
         user_agent=USER_AGENT,
@@ -123,7 +113,7 @@ def run_check(args: argparse.Namespace) -> int:
         sample=int(args.sample),
         timeout=args.timeout,
         deadline=args.deadline,
-        resolve=tuple(args.resolve),
+        resolve=tuple(args.resolve or ()),
     )
     if args.json:
         print(json.dumps(result.as_json(), indent=2))

@@ -196,6 +196,9 @@ def notification_line(notification: Notification) -> str:
         return "IndexNow: nothing changed, nothing sent"
     if notification.error is None:
         return f"IndexNow: {notification.submitted} URLs sent in {notification.batches} batch(es) ({notification.path})"
+    if notification.submitted:  # a crawl of several hosts: some hosts told, another not
+        sent = f"{notification.submitted} of {notification.urls} URLs sent in {notification.batches} batch(es)"
+        return f"IndexNow: {sent}, the others not: {notification.error} ({notification.path})"
     return f"IndexNow: not sent: {notification.error} ({notification.path})"
 
 

@@ -1,10 +1,14 @@
-"""The options of a crawl over several hosts (SPEC S2), for crawl, update, audit and config."""
+"""The options of a crawl over several hosts (SPEC S2), for crawl, update, audit and config;
+``--resolve`` for check and validate too."""
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_host_options"]
+from crawler.addresses import Pinned, read_pinned
+from crawler.cli.usage import UsageError
+
+__all__ = ["add_host_options", "add_resolve_option", "pinned_of"]
 
 
 def add_host_options(parser: argparse.ArgumentParser) -> None:
@@ -21,9 +25,21 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         help="also crawl this host (www.example.com, or *.example.com for any under it; repeatable)",
     )
     parser.add_argument("--max-hosts", type=int, metavar="N", help="hosts a crawl takes in at most (100)")
+    add_resolve_option(parser)
+
+
+def add_resolve_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resolve",
         action="append",
         metavar="HOST:PORT:ADDRESS",
         help="connect to ADDRESS for HOST:PORT without DNS, the URL unchanged (curl's; repeatable)",
     )
+
+
+def pinned_of(args: argparse.Namespace) -> tuple[Pinned, ...]:
+    """The ``--resolve`` rules of a command that reads no settings (check, validate)."""
+    try:
+        return tuple(read_pinned(text) for text in args.resolve or ())
+    except ValueError as error:
+        raise UsageError(f"--resolve: {error}") from None

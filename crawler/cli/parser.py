@@ -14,13 +14,13 @@ from crawler.cli.examples import (
     CRAWL_EXAMPLE,
     SERVE_EXAMPLE,
     UPDATE_EXAMPLE,
-    VALIDATE_EXAMPLE,
 )
 from crawler.cli.hosting import add_host_options
 from crawler.cli.publishing import add_publishing_options
 from crawler.cli.rendering import add_render_options
 from crawler.cli.sharing import add_redis_safety, add_worker_command
 from crawler.cli.usage import Parser, UsageError, package_version
+from crawler.cli.validate import add_validate_command
 from crawler.protocol import MAX_IMAGES_PER_URL, MAX_URLS
 from settings.options import OPTION_SETTINGS, PROFILES
 from settings.ranges import option_type
@@ -117,31 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_publishing_options(config)
     add_worker_command(commands)
     add_check_command(commands)
-    validate = commands.add_parser(
-        "validate",
-        help="validate a sitemap, an index (with what it lists) or a folder tree",
-        description=(
-            "Validate sitemaps against the sitemaps.org protocol and schemas and the image, video, news and "
-            "hreflang extensions, ours or anyone's, plain or gzip. One line per finding: "
-            "file:line:col: error|warning: rule: message. Exit status 1 on errors (on warnings too with --strict)."
-        ),
-        epilog=VALIDATE_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
-    validate.add_argument("--origin", metavar="URL", help="scheme://host[:port] every loc must use (default: inferred)")
-    validate.add_argument(
-        "--root", metavar="DIR", help="folder served as the site root, where an index's entries are looked up"
-    )
-    validate.add_argument(
-        "--no-follow",
-        dest="follow",
-        action="store_false",
-        help="check the file alone: an index's entries are not opened",
-    )
-    validate.add_argument("--strict", action="store_true", help="warnings fail the check too (exit status 1)")
-    timeout = option_type("validate --timeout")
-    validate.add_argument("--timeout", type=timeout, default=30.0, metavar="SECONDS", help="per remote file (30)")
+    add_validate_command(commands)
     for command in commands.choices.values():  # every command: -v shows a bug's traceback (the crawl's logs more)
         with contextlib.suppress(argparse.ArgumentError):
             command.add_argument("--verbose", "-v", action="count", default=0, help="say more; a bug's traceback")

@@ -6,16 +6,53 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from crawler.cli.examples import VALIDATE_EXAMPLE
 from crawler.cli.exits import EXIT_FAILED, EXIT_OK
-from crawler.cli.parser import UsageError
-from crawler.cli.usage import refuse_credentials
+from crawler.cli.hosting import add_resolve_option, pinned_of
+from crawler.cli.usage import UsageError, refuse_credentials
 from crawler.urls import normalize_url, site_root
 from crawler.validate.findings import Finding
 from crawler.validate.sets import SetOptions, SitemapSet
 from settings import USER_AGENT
+from settings.ranges import option_type
 
-__all__ = ["run_validate"]
+__all__ = ["add_validate_command", "run_validate"]
+
+
+def add_validate_command(commands: Any) -> None:
+    validate = commands.add_parser(
+        "validate",
+        help="validate a sitemap, an index (with what it lists) or a folder tree",
+        description=(
+            "Validate sitemaps against the sitemaps.org protocol and schemas and the image, video, news and "
+            "hreflang extensions, ours or anyone's, plain or gzip. One line per finding: "
+            "file:line:col: error|warning: rule: message. Exit status 1 on errors (on warnings too with --strict)."
+        ),
+        epilog=VALIDATE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    validate.add_argument("target", metavar="PATH_OR_URL", help="a sitemap or index file, a folder, or an http(s) URL")
+    validate.add_argument("--origin", metavar="URL", help="scheme://host[:port] every loc must use (default: inferred)")
+    validate.add_argument(
+        "--root", metavar="DIR", help="folder served as the site root, where an index's entries are looked up"
+    )
+    validate.add_argument(
+        "--no-follow",
+        dest="follow",
+        action="store_false",
+        help="check the file alone: an index's entries are not opened",
+    )
+    validate.add_argument("--strict", action="store_true", help="warnings fail the check too (exit status 1)")
+    validate.add_argument(
+        "--timeout",
+        type=option_type("validate --timeout"),
+        default=30.0,
+        metavar="SECONDS",
+        help="per remote file (30)",
+    )
+    add_resolve_option(validate)
 
 
 def _plural(count: int, word: str) -> str:
@@ -40,7 +77,10 @@ def _options(args: argparse.Namespace, remote: bool) -> SetOptions:
         root = Path(args.root)
         if not root.is_dir():
             raise UsageError(f"--root {args.root}: no such folder")
-    return SetOptions(origin=origin, root=root, follow=args.follow, timeout=args.timeout, user_agent=USER_AGENT)
+    pinned = pinned_of(args)
+    return SetOptions(
+        origin=origin, root=root, follow=args.follow, timeout=args.timeout, user_agent=USER_AGENT, pinned=pinned
+    )
 
 
 def run_validate(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -71,22 +72,33 @@ class IndexNowNotifier:
             await maybe_deferred_to_future(self._sending)
 
     def _notify(self, urls: list[str]) -> Notification:
-        """In a worker thread: every request, each retry's backoff and the outcome file."""
+        """In a worker thread: every request, each retry's backoff and the outcome file. A crawl of
+        several hosts tells IndexNow host by host, each with the key file on its own host."""
         config = self.config
         assert config.indexnow_endpoint and config.indexnow_key and config.indexnow_key_location
-        report = submit(
-            urls,
-            endpoint=config.indexnow_endpoint,
-            key=config.indexnow_key,
-            key_location=config.indexnow_key_location,
-            user_agent=self.user_agent,
-            batch_size=config.indexnow_batch,
-            timeout=config.indexnow_timeout,
-        )
+        by_host: dict[str, list[str]] = {}
+        for url in urls:
+            by_host.setdefault(urlsplit(url).netloc, []).append(url)
+        submitted, batches, errors = 0, [], []
+        for netloc, mine in by_host.items():
+            report = submit(
+                mine,
+                endpoint=config.indexnow_endpoint,
+                key=config.indexnow_key,
+                key_location=urlsplit(config.indexnow_key_location)._replace(netloc=netloc).geturl(),
+                user_agent=self.user_agent,
+                batch_size=config.indexnow_batch,
+                timeout=config.indexnow_timeout,
+                pinned=config.hosts.pinned,
+            )
+            submitted += report.submitted
+            batches += [{"host": netloc, **batch} for batch in report.batches]
+            errors += [report.error] if report.error else []
+        error = "; ".join(errors) or None
         path = indexnow_path(config.output_dir)
-        outcome = {"urls": urls, "submitted": report.submitted, "batches": report.batches, "error": report.error}
+        outcome = {"urls": urls, "submitted": submitted, "batches": batches, "error": error}
         path.write_text(json.dumps(outcome, indent=1), encoding="utf-8")
-        return Notification(len(urls), report.submitted, len(report.batches), report.error, path=path)
+        return Notification(len(urls), submitted, len(batches), error, path=path)
 
 
 def _record(notification: Notification, result: ExportResult) -> None:

@@ -9,6 +9,8 @@ worker thread) fetch through :func:`fetch`. Every exchange:
   sends them;
 - keeps at most *max_bytes* of the body (as sent: ``Accept-Encoding:
   identity``, nothing is decompressed here);
+- connects a name pinned by ``--resolve`` to its address, as the crawl does
+  (crawler/resolver.py), the URL, Host header and TLS server name unchanged;
 - follows a redirect of a GET only on the same origin (scheme, host and port,
   RFC 6454), at most :data:`MAX_REDIRECTS` hops; a redirect elsewhere raises
   :class:`RedirectRefused` and that origin gets no request.
@@ -26,11 +28,16 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
+from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
+import httpcore
 import httpx
 
+from crawler.addresses import Pinned, pinned_address
 from crawler.failures import ConfigError
 
 __all__ = ["MAX_REDIRECTS", "DeadlineExceeded", "FetchError", "Fetched", "RedirectRefused", "fetch", "fetch_async"]
@@ -85,6 +92,48 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+class _PinnedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's connections, with HOST:PORT of a ``--resolve`` rule connected to its addresses
+    (in order): the name still goes into TLS (server name, certificate) and the Host header."""
+
+    def __init__(self, pinned: tuple[Pinned, ...]):
+        self.pinned = pinned
+        self.inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = pinned_address(self.pinned, host, port) or (host,)
+        for address in addresses[:-1]:
+            with suppress(httpcore.ConnectError, httpcore.ConnectTimeout):
+                return await self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+        return await self.inner.connect_tcp(addresses[-1], port, timeout, local_address, socket_options)
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        return await self.inner.connect_unix_socket(path, timeout, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def _client(defaults: dict[str, str], pinned: tuple[Pinned, ...]) -> httpx.AsyncClient:
+    """The deadline is the one timeout: httpx's own, per operation, would add nothing to it."""
+    if not pinned:
+        return httpx.AsyncClient(headers=defaults, timeout=None, verify=_tls(), follow_redirects=False)  # noqa: S113
+    # httpx takes no network backend: its pool is replaced by one on the pinning backend. Given a
+    # transport, httpx uses no proxy from the environment: a pinned name goes to its address only.
+    transport = httpx.AsyncHTTPTransport(verify=_tls())
+    transport._pool = httpcore.AsyncConnectionPool(ssl_context=_tls(), network_backend=_PinnedBackend(pinned))
+    return httpx.AsyncClient(headers=defaults, timeout=None, transport=transport, follow_redirects=False)  # noqa: S113
+
+
 async def fetch_async(
     url: str,
     *,
@@ -94,6 +143,7 @@ async def fetch_async(
     deadline: float = 30.0,
     max_bytes: int = 1_000_000,
     redirects: bool = True,
+    pinned: tuple[Pinned, ...] = (),
 ) -> Fetched:
     """A GET (a POST of *body*) within *deadline* seconds in all; an HTTP error
     status is returned, not raised. With ``redirects=False`` a 3xx is returned
@@ -108,8 +158,7 @@ async def fetch_async(
     if not 0 < (start.port or 80) < 65536:
         raise ConfigError(f"not a valid port: {url}")
     defaults = {"User-Agent": user_agent, "Accept-Encoding": "identity"}
-    # The deadline is the one timeout: httpx's own, per operation, would add nothing to it.
-    client = httpx.AsyncClient(headers=defaults, timeout=None, verify=_tls(), follow_redirects=False)  # noqa: S113
+    client = _client(defaults, pinned)
     try:
         async with asyncio.timeout(deadline), client:
             return await _exchange(
@@ -178,6 +227,7 @@ def fetch(
     deadline: float = 30.0,
     max_bytes: int = 1_000_000,
     redirects: bool = True,
+    pinned: tuple[Pinned, ...] = (),
 ) -> Fetched:
     """:func:`fetch_async` for a caller with no event loop: a command, or a worker
     thread of the crawl (on the thread of Scrapy's asyncio reactor it raises
@@ -193,6 +243,7 @@ def fetch(
                 deadline=deadline,
                 max_bytes=max_bytes,
                 redirects=redirects,
+                pinned=pinned,
             )
         )
     finally:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from crawler.addresses import Pinned
 from crawler.services.http import fetch
 
 __all__ = ["MAX_BATCH", "IndexNowReport", "check_key_file", "submit"]
@@ -32,17 +33,23 @@ class IndexNowReport:
     error: str | None = None
 
 
-def _http(url: str, user_agent: str, timeout: float, body: bytes | None = None) -> tuple[int, bytes]:
+def _http(
+    url: str, user_agent: str, timeout: float, body: bytes | None = None, pinned: tuple[Pinned, ...] = ()
+) -> tuple[int, bytes]:
     """One request with a total deadline: a slow server never keeps the run alive."""
     headers = {"Content-Type": "application/json; charset=utf-8"} if body is not None else {}
-    fetched = fetch(url, user_agent=user_agent, body=body, headers=headers, deadline=timeout, max_bytes=100_000)
+    fetched = fetch(
+        url, user_agent=user_agent, body=body, headers=headers, deadline=timeout, max_bytes=100_000, pinned=pinned
+    )
     return fetched.status, fetched.body
 
 
-def check_key_file(key: str, key_location: str, user_agent: str, timeout: float = 15.0) -> str | None:
+def check_key_file(
+    key: str, key_location: str, user_agent: str, timeout: float = 15.0, pinned: tuple[Pinned, ...] = ()
+) -> str | None:
     """Why the key file does not prove ownership, or ``None`` when it does."""
     try:
-        status, body = _http(key_location, user_agent, timeout)
+        status, body = _http(key_location, user_agent, timeout, pinned=pinned)
     except (OSError, ValueError) as error:
         return f"key file {key_location} could not be fetched: {error}"
     if status != 200:
@@ -63,12 +70,14 @@ def submit(
     attempts: int = 3,
     backoff: float = 1.0,
     timeout: float = 30.0,
+    pinned: tuple[Pinned, ...] = (),
 ) -> IndexNowReport:
-    """Submit *urls* (all on one host) in batches; never more than 10,000 each."""
+    """Submit *urls* (all on one host) in batches; never more than 10,000 each. *pinned*: the
+    ``--resolve`` rules, for the key file and the endpoint alike."""
     report = IndexNowReport(endpoint)
     if not urls:
         return report
-    problem = check_key_file(key, key_location, user_agent, timeout)
+    problem = check_key_file(key, key_location, user_agent, timeout, pinned)
     if problem:
         report.error = problem
         return report
@@ -80,7 +89,7 @@ def submit(
         status, detail = 0, ""
         for attempt in range(1, attempts + 1):
             try:
-                status, _ = _http(endpoint, user_agent, timeout, body)
+                status, _ = _http(endpoint, user_agent, timeout, body, pinned)
                 detail = ""
             except (OSError, ValueError) as error:
                 status, detail = 0, str(error)

@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from crawler.addresses import Pinned
 from crawler.protocol import MAX_BYTES
 from crawler.services.http import fetch
 
@@ -32,6 +33,7 @@ def read_sitemap(
     credentials: dict[str, str] | None = None,
     *,
     user_agent: str | None = None,
+    pinned: tuple[Pinned, ...] = (),
 ) -> bytes:
     """The uncompressed bytes of a local file or an http(s) URL.
 
@@ -42,7 +44,8 @@ def read_sitemap(
     local path must be a regular file (a FIFO or a device would block).
     A redirect is followed on the same origin only (another origin is an
     error, and gets no request); with *credentials* (headers), none is.
-    A remote file needs *user_agent* (the ``USER_AGENT`` setting).
+    A remote file needs *user_agent* (the ``USER_AGENT`` setting); *pinned* names connect to the
+    addresses ``--resolve`` gave.
     """
     name = str(location)
     try:
@@ -56,6 +59,7 @@ def read_sitemap(
                 deadline=timeout,
                 max_bytes=MAX_BYTES + 1,
                 redirects=credentials is None,
+                pinned=pinned,
             )
             if fetched.status != 200:
                 where = fetched.header("Location") if 300 <= fetched.status < 400 else None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from crawler.addresses import Pinned
 from crawler.validate.document import DocumentCheck, Entry, SetContext
 from crawler.validate.findings import Finding
 from crawler.validate.lastmods import SAME_LASTMOD_SHARE
@@ -52,6 +53,8 @@ class SetOptions:
     aliases: tuple[str, ...] = ()
     #: ``same-lastmod``: one lastmod on this share of a file's URLs (percent) or more.
     same_lastmod_share: int = SAME_LASTMOD_SHARE
+    #: ``--resolve`` rules: names connected to these addresses (crawler/addresses.py).
+    pinned: tuple[Pinned, ...] = ()
 
 
 def _is_remote(location: str) -> bool:
@@ -138,7 +141,9 @@ class SitemapSet:
         if credentials is not None and _is_remote(location) and _origin(location) + "/" == credentials[0]:
             headers = credentials[1]
         try:
-            data = read_sitemap(location, self.options.timeout, headers, user_agent=self.options.user_agent)
+            data = read_sitemap(
+                location, self.options.timeout, headers, user_agent=self.options.user_agent, pinned=self.options.pinned
+            )
         except SitemapReadError as error:
             self._unreadable = error.rule == "read"
             yield Finding(location, 1, 1, error.rule, str(error))
