@@ -233,8 +233,6 @@ def _check_several_hosts(config: SitemapConfig) -> None:
         part, other = "the audit", "audit each host on its own"
     elif config.distributed is not None:
         part, other = "a shared crawl (--workers, --distributed)", "crawl in one process"
-    elif config.render.enabled:
-        part, other = "--render", "crawl each host on its own"
     else:
         return
     raise ConfigError(f"{part} takes one host so far: drop --subdomains and --host, or {other}")

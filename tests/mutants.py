@@ -357,6 +357,10 @@ MUTANTS = [
            "addresses = pinned_address(self.pinned, host, port) or (host,)", "addresses = (host,)",
            (f"{HOSTS}::test_the_audit_reaches_a_staging_name_that_only_resolve_knows",
             f"{HOSTS}::test_indexnow_is_told_host_by_host_with_each_hosts_key_file")),
+    Mutant("a rendered page may fetch from every host of the crawl", "crawler/render/guard.py",
+           "root in self.allowed or self.scope.contains(root)",
+           'root in self.allowed or root == self.scope.origin + "/"',
+           (f"{HOSTS}::test_a_rendered_crawl_follows_scripts_across_the_hosts",)),
 ]  # fmt: skip
 
 

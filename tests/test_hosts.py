@@ -284,7 +284,6 @@ def test_a_second_run_keeps_each_hosts_set(plain_site: HostsSite, tmp_path: Path
         (["--resolve", "www.plain.test:80:localhost"], "is not an IP address"),
         (["--host", "bad host"], "is not a host name"),
         (["--subdomains", "--workers", "2"], "a shared crawl (--workers, --distributed) takes one host so far"),
-        (["--host", "a.plain.test", "--render", "always"], "--render takes one host so far"),
         (["audit", "--subdomains"], "the audit takes one host so far"),
     ],
 )
@@ -378,3 +377,35 @@ def test_the_audit_reaches_a_staging_name_that_only_resolve_knows(plain_site: Ho
     assert paths.count("/") == 2 and "/about" in paths  # the preflight's start page, then the crawl's
     assert any(path.startswith("/sitemap-crawler-probe-") for path in paths)  # the preflight's 404 probe
     assert plain_site.hits_of("www.plain.test") == []
+
+
+JS = {"Content-Type": "application/javascript"}
+
+
+def _linking_script(href: str) -> Page:
+    return (200, JS, f"document.body.insertAdjacentHTML('beforeend', '<a href=\"{href}\">more</a>');")
+
+
+@pytest.mark.skipif(shutil.which("chromium-headless-shell") is None, reason="needs chromium-headless-shell")
+def test_a_rendered_crawl_follows_scripts_across_the_hosts(tmp_path: Path) -> None:
+    """--render over several hosts: the blog is linked only by www's script, and its page only by
+    the blog's own script, fetched from the blog's host (an origin of the crawl, so allowed)."""
+    script = '<script src="/app.js"></script>'
+    site = HostsSite(
+        {
+            "www.app.test": {"/": html(script), "/app.js": _linking_script(link("blog.app.test"))},
+            "blog.app.test": {"/": html(script), "/app.js": _linking_script("/hidden"), "/hidden": html("found")},
+        }
+    ).start()
+    try:
+        out = tmp_path / "out"
+        pinned = resolve_options([*site.hosts], site.port)
+        process = run_cli(
+            "crawl", site.root("www.app.test"), "--out", str(out), "--subdomains", "--render", "always", "-q", *pinned
+        )
+    finally:
+        site.stop()
+    assert process.returncode == 0, process.stderr
+    blog = f"http://blog.app.test:{site.port}"
+    assert sorted(sitemap_locs(out / "blog.app.test", blog)) == [f"{blog}/", f"{blog}/hidden"]
+    assert "/app.js" in [hit.path for hit in site.hits_of("blog.app.test")]

@@ -33,7 +33,7 @@ from crawler.page.html import parse_html
 from crawler.reasons import OutOfScope, RobotsDisallowed
 from crawler.render.browser import Bounds, Chromium, Fulfilment, Refused, Rendered
 from crawler.render.evidence import Because, Groups, differences, script_group
-from crawler.render.guard import BrowserRequest, refusal
+from crawler.render.guard import BrowserRequest, Origins, refusal
 from crawler.render.signs import ALWAYS, OWN_SCRIPT, render_signs
 from crawler.run.context import config_of
 from crawler.run.reading import html_source
@@ -64,7 +64,7 @@ class RenderMiddleware:
         self.config = config
         render = config.render
         self.mode = render.mode
-        self.roots = frozenset({site_root(config.start_url), *render.allow_origins})
+        self.roots = Origins(config.hosts.scope(config.start_url), render.allow_origins)
         self.allowed = frozenset(render.allow_origins)
         self.browser = Chromium(
             render.chromium,

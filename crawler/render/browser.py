@@ -24,7 +24,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Collection
+from collections.abc import Container
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -103,7 +103,7 @@ class Chromium:
         executable: str,
         user_agent: str,
         bounds: Bounds,
-        roots: Collection[str],
+        roots: Container[str],
         *,
         recycle_after: int = 500,
         memory_cap: int = 1536 * _MiB,
@@ -112,7 +112,7 @@ class Chromium:
         self.executable = executable
         self.user_agent = user_agent
         self.bounds = bounds
-        self.roots = frozenset(roots)
+        self.roots = roots
         self.recycle_after = recycle_after
         self.memory_cap = memory_cap  # the browser's processes together (PSS)
         self.page_memory_cap = page_memory_cap  # one renderer process (PSS)

@@ -8,12 +8,13 @@ method that could change something on the site, an origin out of scope.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
+from crawler.scope import Scope
 from crawler.urls import site_root
 
-__all__ = ["FETCHED_TYPES", "BrowserRequest", "refusal"]
+__all__ = ["FETCHED_TYPES", "BrowserRequest", "Origins", "refusal"]
 
 #: Resource types that can add links: scripts and the data they load, frames, and stylesheets
 #: (a bundler's lazy chunk waits for its CSS, and fails without it).
@@ -32,7 +33,19 @@ class BrowserRequest:
     page: str = ""  # the page being rendered
 
 
-def refusal(request: BrowserRequest, roots: Collection[str]) -> str | None:
+class Origins:
+    """The roots (``scheme://host[:port]/``) a rendered page may fetch from: every origin of the
+    crawl's scope (its hosts, with ``--subdomains`` or ``--host``), and the ones the user allowed."""
+
+    def __init__(self, scope: Scope, allowed: Iterable[str] = ()):
+        self.scope = scope
+        self.allowed = frozenset(allowed)
+
+    def __contains__(self, root: object) -> bool:
+        return isinstance(root, str) and (root in self.allowed or self.scope.contains(root))
+
+
+def refusal(request: BrowserRequest, roots: Container[str]) -> str | None:
     """Why *request* is not fetched, or ``None``; *roots* are the ``scheme://host[:port]/`` it may
     go to (the site's, and the origins the user allowed)."""
     if not request.url.startswith(("http://", "https://")):

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Container
 from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -145,7 +145,7 @@ async def render_page(
     headers: dict[str, str],
     body: bytes,
     fetch: Fetch,
-    roots: Collection[str],
+    roots: Container[str],
     bounds: Bounds,
     result: Rendered,
     gone: asyncio.Future[None],
@@ -198,7 +198,7 @@ class _PageRender:
     headers: dict[str, str]
     body: bytes
     fetch: Fetch
-    roots: Collection[str]
+    roots: Container[str]
     bounds: Bounds
     result: Rendered
     watch: _Watch
