@@ -276,6 +276,23 @@ def test_a_second_run_keeps_each_hosts_set(plain_site: HostsSite, tmp_path: Path
         assert (out / host / "sitemap-1.xml").read_bytes() == files[out / host / "sitemap-1.xml"]
 
 
+def test_update_adds_a_url_to_its_own_hosts_set_only(plain_site: HostsSite, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = crawl_plain(plain_site, out, "--subdomains")
+    assert first.process.returncode == 0, first.process.stderr
+    files = {path: path.read_bytes() for path in out.glob("*/*.xml")}
+    plain_site.hosts["a.plain.test"]["/new"] = html("a new page")
+    new = first.url("a.plain.test", "/new")
+    pinned = resolve_options([*plain_site.hosts], plain_site.port)
+    update = run_cli(
+        "update", plain_site.root("www.plain.test"), "--out", str(out), "--subdomains", "--add", new, *pinned
+    )
+    assert update.returncode == 0, update.stderr
+    assert sitemap_locs(out / "a.plain.test", first.url("a.plain.test", "")) == [first.url("a.plain.test"), new]
+    changed = sorted(str(path.relative_to(out)) for path in files if path.read_bytes() != files[path])
+    assert changed == ["a.plain.test/sitemap-1.xml", "a.plain.test/sitemap.xml"]
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
