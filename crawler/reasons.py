@@ -90,6 +90,7 @@ class Limit(StrEnum):
     QUERY_VARIANTS = "query_variants"
     PAGES = "pages"
     HOSTS = "hosts"
+    HOST_PAGES = "host_pages"
 
 
 def pages_spent(max_pages: int) -> str:

@@ -24,6 +24,7 @@ class Hosts:
     subdomains: bool = False  # every host of the start URL's registrable domain
     names: tuple[str, ...] = ()  # hosts named (exact, or *.example.com)
     max_hosts: int = 100  # hosts a crawl takes in at most: a site's made-up subdomains are a trap too
+    max_pages: int = 0  # each host's share of the page budget: a forum host cannot take it all (0: none)
     pinned: tuple[Pinned, ...] = ()  # --resolve
 
     @property
@@ -50,5 +51,6 @@ def read_hosts(settings: BaseSettings) -> Hosts:
         subdomains=settings.getbool("SITEMAP_SUBDOMAINS"),
         names=names,
         max_hosts=whole_number(settings, "SITEMAP_MAX_HOSTS"),
+        max_pages=whole_number(settings, "SITEMAP_MAX_PAGES_PER_HOST"),
         pinned=tuple(pinned),
     )

@@ -102,6 +102,7 @@ OPTION_SETTINGS = {
     "subdomains": "SITEMAP_SUBDOMAINS",
     "host": "SITEMAP_HOSTS",
     "max_hosts": "SITEMAP_MAX_HOSTS",
+    "max_pages_per_host": "SITEMAP_MAX_PAGES_PER_HOST",
     "resolve": "SITEMAP_RESOLVE",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.

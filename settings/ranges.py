@@ -48,6 +48,7 @@ RANGES: dict[str, Range] = {
     "SITEMAP_MAX_NOT_REQUESTED": Range(0, 100_000_000, "lines"),
     "SITEMAP_MAX_CRAWL_DELAY": Range(0, 3600, "seconds", whole=False),
     "SITEMAP_MAX_HOSTS": Range(1, 10_000, "hosts"),
+    "SITEMAP_MAX_PAGES_PER_HOST": Range(0, _PAGES, "pages"),
     # The sitemap set (sitemaps.org: 50,000 URLs and 50 MiB per file; Google: 1,000 images per URL).
     "SITEMAP_GZIP_LEVEL": Range(1, 9, ""),
     "SITEMAP_MAX_URLS_PER_FILE": Range(1, MAX_URLS, "URLs"),

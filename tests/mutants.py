@@ -361,6 +361,9 @@ MUTANTS = [
            "root in self.allowed or self.scope.contains(root)",
            'root in self.allowed or root == self.scope.origin + "/"',
            (f"{HOSTS}::test_a_rendered_crawl_follows_scripts_across_the_hosts",)),
+    Mutant("several hosts: --max-pages-per-host is each host's share of the budget", "crawler/spiders/frontier.py",
+           "if self.max_pages_per_host and self.host_reserved[host] >= self.max_pages_per_host:", "if False:",
+           (f"{HOSTS}::test_max_pages_per_host_keeps_a_big_host_from_taking_the_whole_budget",)),
 ]  # fmt: skip
 
 

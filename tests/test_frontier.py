@@ -15,11 +15,11 @@ def test_limits_are_named_by_kind_in_order() -> None:
         Limit.QUERY_VARIANTS,
         "more than 1 query variants of /cal with parameters m",
     )
-    frontier.reserve()
-    frontier.reserve()
+    frontier.reserve("https://e.com/a")
+    frontier.reserve("https://e.com/a")
     assert frontier.full
     assert frontier.over("https://e.com/b", 1) == (Limit.PAGES, "max pages 2 reached")
-    frontier.release()  # a queued page robots.txt turned away
+    frontier.release("https://e.com/a")  # a queued page robots.txt turned away
     assert not frontier.full and frontier.over("https://e.com/b", 1) is None
 
 
@@ -36,7 +36,7 @@ def test_path_parameters_are_variants_of_one_path() -> None:
 def test_an_unlimited_budget_is_never_full() -> None:
     frontier = Frontier(max_pages=0, max_depth=0, max_url_length=2048, max_variants=0, max_lines=10)
     for _ in range(1000):
-        frontier.reserve()
+        frontier.reserve("https://e.com/a")
     assert not frontier.full and frontier.over("https://e.com/x?a=1", 10_000) is None
 
 
@@ -73,3 +73,18 @@ def test_urls_the_sites_own_sitemap_lists_are_not_counted_as_variants() -> None:
     listed = [frontier.over(f"https://e.com/?p={i}", 1, listed_by_site=True) for i in range(50)]
     assert listed == [None] * 50
     assert frontier.over("https://e.com/?p=900", 1) is None  # a linked one still has the whole cap
+
+
+def test_each_host_has_its_share_of_the_budget_and_gets_it_back() -> None:
+    frontier = Frontier(max_pages=10, max_depth=0, max_url_length=2048, max_variants=0, max_lines=10,
+                        max_hosts=5, max_pages_per_host=2)  # fmt: skip
+    for path in ("/a", "/b"):
+        assert frontier.over(f"https://forum.e.com{path}", 1) is None
+        frontier.reserve(f"https://forum.e.com{path}")
+    assert frontier.over("https://forum.e.com/c", 1) == (
+        Limit.HOST_PAGES,
+        "max pages 2 per host reached on https://forum.e.com",
+    )
+    assert frontier.over("https://www.e.com/a", 1) is None  # another host's share is its own
+    frontier.release("https://forum.e.com/a")  # robots.txt turned it away: the share has room again
+    assert frontier.over("https://forum.e.com/c", 1) is None

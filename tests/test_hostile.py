@@ -300,11 +300,11 @@ def test_hrefs_with_control_characters_or_padding_are_joined_as_by_the_reference
 def test_frontier_counts_only_past_the_budget_with_no_line_left() -> None:
     frontier = Frontier(max_pages=1, max_depth=0, max_url_length=2048, max_variants=0, max_lines=1)
     assert not frontier.counting_only
-    frontier.reserve()  # the budget is full, one limit line is left
+    frontier.reserve("https://e.com/a")  # the budget is full, one limit line is left
     assert not frontier.counting_only
     assert frontier.itemise(Reason.LIMIT)
     assert frontier.counting_only
-    frontier.release()  # a queued page robots.txt turned away: the budget has room again
+    frontier.release("https://e.com/a")  # a queued page robots.txt turned away: the budget has room again
     assert not frontier.counting_only
     frontier.count(Reason.LIMIT, 3)
     assert frontier.not_itemised == {Reason.LIMIT: 3}

@@ -241,6 +241,37 @@ def test_max_hosts_caps_the_hosts_taken_in(plain_site: HostsSite, tmp_path: Path
     assert "Cut by a limit: 2 URLs over 2 hosts; raise it with --max-hosts" in run.process.stderr
 
 
+def test_max_pages_per_host_keeps_a_big_host_from_taking_the_whole_budget(tmp_path: Path) -> None:
+    """The forum has nine pages, the blog two: with a share of four pages per host the forum is
+    cut at four (the rest reported with the limit and never requested), the others whole."""
+    forum = "".join(f'<a href="/p{n}">{n}</a>' for n in range(1, 10))
+    site = HostsSite(
+        {
+            "www.big.test": {
+                "/": html(f'<a href="{link("forum.big.test")}">f</a><a href="{link("blog.big.test")}">b</a>')
+            },
+            "forum.big.test": {"/": html(forum), **{f"/p{n}": html(f"post {n}") for n in range(1, 10)}},
+            "blog.big.test": {"/": html('<a href="/post">post</a>'), "/post": html("the post")},
+        }
+    ).start()
+    try:
+        pinned = resolve_options([*site.hosts], site.port)
+        out = tmp_path / "out"
+        options = ("--subdomains", "--max-pages-per-host", "4", "--concurrency", "1")
+        run = Run(site, out, run_cli("crawl", site.root("www.big.test"), "--out", str(out), *options, *pinned))
+    finally:
+        site.stop()
+    assert run.process.returncode == 0, run.process.stderr
+    assert len(sitemap_locs(out / "forum.big.test", run.url("forum.big.test", ""))) == 4
+    assert len(sitemap_locs(out / "blog.big.test", run.url("blog.big.test", ""))) == 2
+    assert len([hit for hit in site.hits_of("forum.big.test") if hit.path.startswith("/p")]) == 3
+    cut = [url for url, line in run.report.items() if line["reason"] == "limit"]
+    assert len(cut) == 6 and all("per host reached on http://forum.big.test" in run.report[u]["detail"] for u in cut)
+    assert "Cut by a limit: 6 URLs over the page budget of 4 per host; raise it with --max-pages-per-host" in (
+        run.process.stderr
+    )
+
+
 def test_host_names_the_hosts_and_starts_at_each(plain_site: HostsSite, tmp_path: Path) -> None:
     """--host: blog, linked from nowhere, is crawled from its root; ``*.`` takes any host under a
     name; a host of the domain that no --host names gets no request."""

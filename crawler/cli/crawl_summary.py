@@ -129,6 +129,7 @@ def limit_lines(stats: dict[str, Any], config: SitemapConfig) -> list[str]:
             "--max-query-variants",
         ),
         Limit.HOSTS: (f"{config.hosts.max_hosts} hosts", "--max-hosts"),
+        Limit.HOST_PAGES: (f"the page budget of {config.hosts.max_pages} per host", "--max-pages-per-host"),
     }
     counts = {kind: stats.get(limit(kind), 0) for kind in limits}
     counts[Limit.PAGES] += stats.get(Stat.PAST_BUDGET, 0)  # met past the budget: only counted

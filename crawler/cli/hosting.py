@@ -25,6 +25,9 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         help="also crawl this host (www.example.com, or *.example.com for any under it; repeatable)",
     )
     parser.add_argument("--max-hosts", type=int, metavar="N", help="hosts a crawl takes in at most (100)")
+    parser.add_argument(
+        "--max-pages-per-host", type=int, metavar="N", help="pages each host may take of the budget (0: no share)"
+    )
     add_resolve_option(parser)
 
 

@@ -138,7 +138,7 @@ class Following(Spider):
                 self.held[url] = facts  # a seed sitemap still to read may list it
                 return None
             return facts
-        frontier.reserve()
+        frontier.reserve(url)
         if (flying := self.context.in_flight) is not None:
             flying.add(url)
         # Matched above: the robots middleware need not match it again.

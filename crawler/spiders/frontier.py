@@ -53,6 +53,7 @@ class Frontier:
         max_lines: int,
         *,
         max_hosts: int = 0,
+        max_pages_per_host: int = 0,
     ):
         self.max_pages = max_pages
         self.max_depth = max_depth
@@ -70,6 +71,8 @@ class Frontier:
         self.past_budget = 0  # of those, links met once the page budget was spent
         self.max_hosts = max_hosts  # a crawl of several hosts takes in this many at most (0: one host)
         self.hosts: set[str] = set()
+        self.max_pages_per_host = max_pages_per_host  # each host's share of the page budget (0: none)
+        self.host_reserved: Counter[str] = Counter()  # page requests built, by host (at most max_hosts)
 
     @property
     def full(self) -> bool:
@@ -102,10 +105,13 @@ class Frontier:
             return Limit.URL_LENGTH, f"URL length {len(url)} > {self.max_url_length}"
         if self.max_variants and not listed_by_site and (over := self._too_many_variants(url)):
             return Limit.QUERY_VARIANTS, over
-        if self.max_hosts and (host := url[: url.find("/", 8)]) not in self.hosts:
+        host = url[: url.find("/", 8)]  # scheme://host[:port]
+        if self.max_hosts and host not in self.hosts:
             if len(self.hosts) >= self.max_hosts:
                 return Limit.HOSTS, f"more than {self.max_hosts} hosts in the crawl"
             self.hosts.add(host)
+        if self.max_pages_per_host and self.host_reserved[host] >= self.max_pages_per_host:
+            return Limit.HOST_PAGES, f"max pages {self.max_pages_per_host} per host reached on {host}"
         if self.full:
             return Limit.PAGES, pages_spent(self.max_pages)
         return None
@@ -132,12 +138,16 @@ class Frontier:
         self.max_pages = max_pages
         self.spent = True
 
-    def reserve(self) -> None:
+    def reserve(self, url: str) -> None:
         self.reserved += 1
+        if self.max_pages_per_host:
+            self.host_reserved[url[: url.find("/", 8)]] += 1
 
-    def release(self) -> None:
+    def release(self, url: str) -> None:
         """A queued page was never requested (robots.txt, scope): its budget is free again."""
         self.reserved -= 1
+        if self.max_pages_per_host:
+            self.host_reserved[url[: url.find("/", 8)]] -= 1
 
     def itemise(self, reason: str) -> bool:
         """Whether a URL left out for *reason* without a request gets a report line;

@@ -86,8 +86,13 @@ class SiteSpider(Following, SitemapSeeds):
         spider.held = {}
         config = spider.config
         limits = (config.max_pages, config.max_depth, config.max_url_length, config.max_query_variants)
-        max_hosts = config.hosts.max_hosts if config.hosts.several else 0
-        spider.frontier = Frontier(*limits, config.max_not_requested, max_hosts=max_hosts)
+        several = config.hosts.several
+        spider.frontier = Frontier(
+            *limits,
+            config.max_not_requested,
+            max_hosts=config.hosts.max_hosts if several else 0,
+            max_pages_per_host=config.hosts.max_pages if several else 0,
+        )
         spider.leads_to = Leads()
         spider.robots = {}
         spider.hosts = config.audit.hosts
@@ -231,7 +236,7 @@ class SiteSpider(Following, SitemapSeeds):
         request = failure.request  # type: ignore[attr-defined]
         reason, detail = failure_reason(failure.value, self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
         if reason is not Reason.FETCH_ERROR and request.callback == self.parse:
-            self.frontier.release()
+            self.frontier.release(request.url)
         yield PageFacts(
             url=request.url,
             error=reason,
