@@ -58,6 +58,8 @@ class ExportResult:
 
     publish: PublishResult | None = None  # in a crawl of several hosts, the start host's set (or the first)
     sets: dict[str, PublishResult] = field(default_factory=dict)  # a crawl of several hosts: host -> its set
+    withdrawn: list[str] = field(default_factory=list)  # hosts whose set was removed: no URL of theirs listed
+    kept: dict[str, str] = field(default_factory=dict)  # hosts whose earlier set was left as it was, and why
     not_published: NotPublished | None = None
     detail: str = ""  # the reason behind not_published, in words
     news_urls: int = 0
@@ -109,6 +111,8 @@ class CrawlResult:
     run: int | None = None  # the run's number in the state store
     start: StartOutcome | None = None
     robots_unavailable: str | None = None  # "HOST answered 503": nothing could be crawled
+    #: Every origin (``scheme://host[:port]``) whose robots.txt could not be read, and why.
+    unreadable_robots: dict[str, str] = field(default_factory=dict)
     report_path: Path | None = None
     #: The out-of-scope origin of the same site that links pointed to most, and how many URLs.
     sister_origin: tuple[str, int] | None = None

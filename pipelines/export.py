@@ -37,7 +37,7 @@ from crawler.run.state import Carried, RunState
 from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
 from crawler.sitemaps.entries import UrlEntry
-from crawler.sitemaps.hosts import host_base, host_folder, host_group, write_host_sets
+from crawler.sitemaps.hosts import host_base, host_folder, host_group, settle_gone_hosts, write_host_sets
 from crawler.sitemaps.naming import index_name
 from crawler.sitemaps.publish import MANIFEST_NAME, PublishResult, SitemapPublisher
 from crawler.sitemaps.shards import Relocate, write_assigned, write_sitemaps
@@ -234,23 +234,23 @@ class SitemapExportPipeline:
     ) -> tuple[PublishResult, int]:
         """One set per host in OUT/HOST/ (crawler/sitemaps/hosts.py); the start host's (or the
         first host's) stands for them all where one result is asked for."""
+        config = self.config
         by_host: dict[str, list[UrlEntry]] = {}
         for entry in news:  # the last two days' articles: few
             by_host.setdefault(host_folder(entry.loc), []).append(entry)
         news_urls = 0
+        publisher_for = partial(publisher, config)
         sets = write_host_sets(
-            pairs,
-            partial(publisher, self.config),
-            self.config.layout,
-            now,
-            news=lambda f: by_host.get(f, ()),
-            relocate=relocate,
+            pairs, publisher_for, config.layout, now, news=lambda f: by_host.get(f, ()), relocate=relocate
         )
         for folder, published, news_count in sets:
             result.sets[folder] = published
             news_urls += news_count
-        start = host_folder(self.config.start_url)
-        return result.sets.get(start) or next(iter(result.sets.values())), news_urls
+        result.withdrawn, result.kept = settle_gone_hosts(
+            config.output_dir, result.sets, publisher_for, base_url=config.base_url,
+            scope=config.hosts.scope(config.start_url), unreadable=context_of(self.crawler).result.unreadable_robots,
+        )  # fmt: skip
+        return result.sets.get(host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:
         """An update keeps a URL it did not touch exactly as it was written last time."""

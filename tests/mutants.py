@@ -364,6 +364,12 @@ MUTANTS = [
     Mutant("several hosts: --max-pages-per-host is each host's share of the budget", "crawler/spiders/frontier.py",
            "if self.max_pages_per_host and self.host_reserved[host] >= self.max_pages_per_host:", "if False:",
            (f"{HOSTS}::test_max_pages_per_host_keeps_a_big_host_from_taking_the_whole_budget",)),
+    Mutant("several hosts: a host whose URLs all left has its set withdrawn", "crawler/sitemaps/hosts.py",
+           "            publisher_for(folder.name).withdraw()\n", "",
+           (f"{HOSTS}::test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it",)),
+    Mutant("several hosts: a host whose robots.txt is unreadable keeps its set", "crawler/sitemaps/hosts.py",
+           "elif why := unreadable.get(origin):", "elif why := None:",
+           (f"{HOSTS}::test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it",)),
 ]  # fmt: skip
 
 

@@ -324,6 +324,32 @@ def test_update_adds_a_url_to_its_own_hosts_set_only(plain_site: HostsSite, tmp_
     assert changed == ["a.plain.test/sitemap-1.xml", "a.plain.test/sitemap.xml"]
 
 
+def test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it(
+    plain_site: HostsSite, tmp_path: Path
+) -> None:
+    """a's one page is gone: its set is removed, index first (no sitemap of a's may list it). b's
+    robots.txt answers 503: an outage is no removal, b's set stays. c is no longer a --host of
+    the crawl: its set is not this run's to judge, and stays too. Each is said on its host's line."""
+    out = tmp_path / "out"
+    first = crawl_plain(plain_site, out, "--host", "a.plain.test", "--host", "b.plain.test", "--host", "c.plain.test")
+    assert first.process.returncode == 0, first.process.stderr
+    b_files = {path.name: path.read_bytes() for path in (out / "b.plain.test").iterdir()}
+    c_files = {path.name: path.read_bytes() for path in (out / "c.plain.test").iterdir()}
+    plain_site.hosts["a.plain.test"]["/"] = (404, {"Content-Type": "text/html"}, "<html>gone</html>")
+    plain_site.hosts["b.plain.test"]["/robots.txt"] = (503, TEXT, "down for maintenance")
+    second = crawl_plain(plain_site, out, "--host", "a.plain.test", "--host", "b.plain.test")
+    assert second.process.returncode == 0, second.process.stderr
+    assert list((out / "a.plain.test").iterdir()) == []
+    assert {path.name: path.read_bytes() for path in (out / "b.plain.test").iterdir()} == b_files
+    assert {path.name: path.read_bytes() for path in (out / "c.plain.test").iterdir()} == c_files
+    said = second.process.stderr
+    assert "0 listed, 1 left out: no set: its earlier set is withdrawn, as none of its URLs is listed now" in said
+    assert "its earlier set is kept, as its robots.txt could not be read (b.plain.test" in said
+    assert "c.plain.test                   its earlier set is kept: not a host of this crawl" in said
+    assert f"Sitemap: {second.url('a.plain.test', '/sitemap.xml')}" not in second.process.stdout
+    assert run_cli("validate", str(out)).returncode == 0
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -5,6 +5,7 @@ JSON event; why no sitemap was published; what IndexNow heard. Read from the cra
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from crawler.cli.published_check import check_fields
 from crawler.cli.publishing import remote_fields
@@ -107,13 +108,26 @@ def host_lines(result: CrawlResult) -> list[str]:
     """A crawl of several hosts: each host's URLs, and where its own sitemap set is."""
     if not result.origins:
         return []
-    sets = {published.index_url.split("/", 3)[2]: published for published in result.export.sets.values()}
+    export = result.export
+    sets = {published.index_url.split("/", 3)[2]: published for published in export.sets.values()}
     lines = [f"Hosts: {plural(len(result.origins), 'host')}, {len(sets)} with a sitemap set of its own:"]
     for root, counts in sorted(result.origins.items()):
         netloc = root.split("/", 3)[2]
+        host = urlsplit(root).hostname
         published = sets.get(netloc)
-        where = f"{published.index_path} ({plural(len(published.shards), 'file')})" if published else "no set"
+        if published is not None:
+            where = f"{published.index_path} ({plural(len(published.shards), 'file')})"
+        elif host in export.withdrawn:
+            where = "no set: its earlier set is withdrawn, as none of its URLs is listed now"
+        elif host in export.kept:
+            where = f"no set: its earlier set is kept, as {export.kept[host]}"
+        else:
+            where = "no set"
         lines.append(f"  {netloc:<30} {counts.listed} listed, {counts.left_out} left out: {where}")
+    crawled = {urlsplit(root).hostname for root in result.origins}
+    lines += [
+        f"  {host:<30} its earlier set is kept: {why}" for host, why in export.kept.items() if host not in crawled
+    ]
     return lines
 
 

@@ -224,6 +224,7 @@ class SiteRobotsTxtMiddleware:
         self._why[origin] = why
         result = context_of(self.crawler).result
         result.robots_unavailable = result.robots_unavailable or why
+        result.unreadable_robots[origin] = why
         return _DISALLOW_ALL
 
     def _allow_all(self, url: str, why: str) -> bytes:

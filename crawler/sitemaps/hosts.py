@@ -19,15 +19,20 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from crawler.sitemaps.naming import HOST_GROUP_SEP
+from crawler.sitemaps.publish import MANIFEST_NAME
 from crawler.sitemaps.shards import write_assigned, write_sitemaps
 from crawler.sitemaps.spool import SpooledUrl
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from crawler.scope import Scope
     from crawler.sitemaps.entries import UrlEntry
     from crawler.sitemaps.publish import PublishResult, SitemapPublisher
     from crawler.sitemaps.shards import Relocate, SetLayout
 
-__all__ = ["host_base", "host_folder", "host_group", "write_host_sets"]
+__all__ = ["host_base", "host_folder", "host_group", "settle_gone_hosts", "write_host_sets"]
 
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
 
@@ -89,3 +94,35 @@ def write_host_sets(
         finally:
             publisher.abort(staging)
         yield folder, *published
+
+
+def settle_gone_hosts(
+    out_dir: Path,
+    written: Iterable[str],
+    publisher_for: Callable[[str], SitemapPublisher],
+    *,
+    base_url: str,
+    scope: Scope,
+    unreadable: Mapping[str, str],
+) -> tuple[list[str], dict[str, str]]:
+    """The sets in OUT of hosts this run wrote none for: withdrawn when the host is one of the
+    crawl's and none of its URLs is listed any more (its sitemap would list pages that left); kept,
+    with why, when its robots.txt could not be read (an outage is not a removal) or the host is
+    not one of this crawl's (not this run's to judge). Returns (withdrawn, kept)."""
+    withdrawn: list[str] = []
+    kept: dict[str, str] = {}
+    done = set(written)
+    for manifest in sorted(out_dir.glob(f"*/{MANIFEST_NAME}")):
+        folder = manifest.parent
+        if folder.name in done or folder.is_symlink() or not _HOST.fullmatch(folder.name):
+            continue
+        root = host_base(base_url, folder.name)
+        origin = root[: root.index("/", root.index("//") + 2)]
+        if not scope.contains(origin + "/"):
+            kept[folder.name] = "not a host of this crawl"
+        elif why := unreadable.get(origin):
+            kept[folder.name] = f"its robots.txt could not be read ({why})"
+        else:
+            publisher_for(folder.name).withdraw()
+            withdrawn.append(folder.name)
+    return withdrawn, kept

@@ -97,6 +97,14 @@ class SitemapPublisher:
             shutil.rmtree(old, ignore_errors=True)
         return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out_dir))
 
+    def withdraw(self) -> None:
+        """Remove the published set: the index first (a reader never meets one naming a file
+        already gone), the files its manifest names, the manifest last."""
+        names = [name for name in self.read_manifest() if _own_file_name(name)]
+        for name in [self.index_name, *names, *self._extras(), MANIFEST_NAME]:
+            (self.out_dir / name).unlink(missing_ok=True)
+        _fsync_dir(self.out_dir)
+
     def abort(self, staging: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
