@@ -97,8 +97,10 @@ class OriginCounts:
 
     listed: int = 0
     left_out: int = 0
+    answered: bool = False  # one of its URLs got an answer under 500: the host is up
 
-    def add(self, *, listed: bool) -> None:
+    def add(self, *, listed: bool, answered: bool = True) -> None:
+        self.answered = self.answered or answered
         if listed:
             self.listed += 1
         else:
@@ -135,3 +137,9 @@ class CrawlResult:
     @property
     def published(self) -> bool:
         return self.export.published
+
+    def outages(self) -> dict[str, str]:
+        """The origins (``scheme://host[:port]``) that were out of reach, and why: their robots.txt
+        could not be read, or none of their URLs got an answer under 500 (a host down is no removal)."""
+        down = {root.rstrip("/"): "none of its pages answered" for root, c in self.origins.items() if not c.answered}
+        return {**down, **self.unreadable_robots}

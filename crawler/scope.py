@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import tldextract
 
-__all__ = ["Scope", "UrlPatterns", "registrable_domain"]
+__all__ = ["Scope", "UrlPatterns", "public_suffix_free", "registrable_domain"]
 
 # No network: use the public suffix list snapshot bundled with tldextract.
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
@@ -39,6 +39,12 @@ def registrable_domain(host: str) -> str:
     except ValueError:
         return ".".join(host.split(".")[-2:])
     return host
+
+
+def public_suffix_free(name: str) -> bool:
+    """Whether *name* is within one site: a registrable domain or under one (``example.com``,
+    ``shop.example.co.uk``), not a public suffix (``com``, ``co.uk``, ``github.io``) nor a lone label."""
+    return "." in name and bool(_EXTRACT(name).top_domain_under_public_suffix or not _EXTRACT(name).suffix)
 
 
 class Scope:

@@ -36,10 +36,10 @@ from crawler.run.context import config_of, context_of
 from crawler.run.state import Carried, RunState
 from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
+from crawler.sitemaps import hosts as host_sets
 from crawler.sitemaps.entries import UrlEntry
-from crawler.sitemaps.hosts import host_base, host_folder, host_group, settle_gone_hosts, write_host_sets
 from crawler.sitemaps.naming import index_name
-from crawler.sitemaps.publish import MANIFEST_NAME, PublishResult, SitemapPublisher
+from crawler.sitemaps.publish import PublishResult, SitemapPublisher
 from crawler.sitemaps.shards import Relocate, write_assigned, write_sitemaps
 from crawler.sitemaps.shrink import shrink_refusal
 from crawler.sitemaps.site import news_entries, site_entries
@@ -47,6 +47,7 @@ from crawler.sitemaps.spool import SpooledUrl, UrlSpool
 from crawler.state.changes import ChangeCounts, Kind, state_word
 from crawler.state.lock import FileLock
 from crawler.stats import Stat, dropped
+from crawler.urls import site_root
 from settings.checks import output_lock_path
 from settings.config import SitemapConfig
 
@@ -69,7 +70,7 @@ def publisher(config: SitemapConfig, host: str | None = None) -> SitemapPublishe
     """The publisher of the set in OUT, or in a crawl of several hosts of *host*'s set in OUT/HOST/."""
     out_dir, base_url = config.output_dir, config.base_url
     if host is not None:
-        out_dir, base_url = out_dir / host, host_base(base_url, host)
+        out_dir, base_url = out_dir / host, host_sets.host_base(base_url, host)
     return SitemapPublisher(
         out_dir,
         base_url,
@@ -112,7 +113,7 @@ class SitemapExportPipeline:
         entry = self._public(
             UrlEntry(item.url, item.last_modified, tuple(item.alternates), tuple(item.images), tuple(item.videos))
         )
-        group = host_group(entry.loc, item.shard_group) if self.config.hosts.several else item.shard_group
+        group = host_sets.host_group(entry.loc, item.shard_group) if self.config.hosts.several else item.shard_group
         try:
             self.spool.add(entry, item.news.to_dict() if item.news else None, group)
         except (OSError, sqlite3.Error) as error:
@@ -237,20 +238,20 @@ class SitemapExportPipeline:
         config = self.config
         by_host: dict[str, list[UrlEntry]] = {}
         for entry in news:  # the last two days' articles: few
-            by_host.setdefault(host_folder(entry.loc), []).append(entry)
+            by_host.setdefault(host_sets.host_folder(entry.loc), []).append(entry)
         news_urls = 0
         publisher_for = partial(publisher, config)
-        sets = write_host_sets(
+        sets = host_sets.write_host_sets(
             pairs, publisher_for, config.layout, now, news=lambda f: by_host.get(f, ()), relocate=relocate
         )
         for folder, published, news_count in sets:
             result.sets[folder] = published
             news_urls += news_count
-        result.withdrawn, result.kept = settle_gone_hosts(
+        result.withdrawn, result.kept = host_sets.settle_gone_hosts(
             config.output_dir, result.sets, publisher_for, base_url=config.base_url,
-            scope=config.hosts.scope(config.start_url), unreadable=context_of(self.crawler).result.unreadable_robots,
+            scope=config.hosts.scope(config.start_url), unreadable=context_of(self.crawler).result.outages(),
         )  # fmt: skip
-        return result.sets.get(host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
+        return result.sets.get(host_sets.host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:
         """An update keeps a URL it did not touch exactly as it was written last time."""
@@ -269,26 +270,28 @@ class SitemapExportPipeline:
             result.removals_path = self.config.removals_path
 
     def _shrink_refusal(self, state: RunState | None) -> str | None:
-        """Why this run may not replace the published set (it lost too much of it), or ``None``."""
+        """Why this run may not replace the published set (it lost too much of it), or ``None``. A
+        crawl of several hosts guards each host's set as its own: one host may not lose it all."""
         config = self.config
         if not config.max_shrink or config.accept_shrink:
             return None
         assert self.spool is not None
-        lost: Counter[str] = Counter()
+        lost: Counter[tuple[str, str]] = Counter()  # (host root, what the URLs that left became)
         if state is not None:  # what the URLs that left became; without a store, what this run left out
-            lost.update(state_word(outcome, reason, status) for _, status, outcome, reason in state.removals())
+            lost.update((site_root(url), state_word(why, reason, code)) for url, code, why, reason in state.removals())
         else:
             stats = self.crawler.stats
-            lost.update({reason.value: n for reason in Reason if (n := stats.get_value(dropped(reason)) or 0)})
-        return shrink_refusal(self._listed_before(), len(self.spool), config.max_shrink, lost)
-
-    def _listed_before(self) -> int | None:
-        """How many URLs the published set lists (a crawl of several hosts: all their sets)."""
-        if not self.config.hosts.several:
-            return self.publisher.listed()
-        folders = [p.name for p in self.config.output_dir.glob(f"*/{MANIFEST_NAME}") if not p.parent.is_symlink()]
-        counts = [n for folder in folders if (n := publisher(self.config, folder).listed()) is not None]
-        return sum(counts) if counts else None
+            lost.update({("", reason.value): n for reason in Reason if (n := stats.get_value(dropped(reason)) or 0)})
+        if not config.hosts.several:
+            words = Counter({word: n for (_, word), n in lost.items()})
+            return shrink_refusal(self.publisher.listed(), len(self.spool), config.max_shrink, words)
+        outages, scope = context_of(self.crawler).result.outages(), config.hosts.scope(config.start_url)
+        for folder, root in host_sets.judged_hosts(config.output_dir, config.base_url, scope, outages):
+            words = Counter({word: n for (host, word), n in lost.items() if host in (root, "")})
+            before, now = publisher(config, folder).listed(), self.spool.count_under(root)
+            if why := shrink_refusal(before, now, config.max_shrink, words):
+                return f"{folder}: {why}"
+        return None
 
     def _report_changes(self, state: RunState, result: ExportResult) -> None:
         """OUT.changes.jsonl: every URL this run added, changed or removed, with what it was and is."""

@@ -10,7 +10,7 @@ from scrapy.settings import BaseSettings
 
 from crawler.addresses import Pinned, read_pinned
 from crawler.failures import ConfigError
-from crawler.scope import Scope
+from crawler.scope import Scope, public_suffix_free
 from settings.values import strings, whole_number
 
 __all__ = ["Hosts", "read_hosts"]
@@ -41,6 +41,11 @@ def read_hosts(settings: BaseSettings) -> Hosts:
     for name in names:
         if not _HOST.fullmatch(name):
             raise ConfigError(f"SITEMAP_HOSTS: {name!r} is not a host name, nor *. and one (--host)")
+        if name.startswith("*.") and not public_suffix_free(name[2:]):
+            raise ConfigError(
+                f"SITEMAP_HOSTS: {name!r} covers every site under a public suffix (--host): name the site's "
+                "own domain, as *.example.com"
+            )
     pinned = []
     for text in strings(settings, "SITEMAP_RESOLVE"):
         try:

@@ -370,6 +370,18 @@ MUTANTS = [
     Mutant("several hosts: a host whose robots.txt is unreadable keeps its set", "crawler/sitemaps/hosts.py",
            "elif why := unreadable.get(origin):", "elif why := None:",
            (f"{HOSTS}::test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it",)),
+    Mutant("several hosts: --max-shrink guards each host's set", "pipelines/export.py",
+           '                return f"{folder}: {why}"\n', "                pass\n",
+           (f"{HOSTS}::test_max_shrink_guards_each_hosts_set_on_its_own",)),
+    Mutant("several hosts: a host none of whose pages answered keeps its set", "crawler/results.py",
+           "for root, c in self.origins.items() if not c.answered}", "for root, c in self.origins.items() if False}",
+           (f"{HOSTS}::test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it",)),
+    Mutant("--resolve takes one host name, not curl's * and + forms", "crawler/addresses.py",
+           'if not _NAME.fullmatch(host.lower().rstrip(".")):', "if False:",
+           (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
+    Mutant("--host *.SUFFIX over a public suffix is refused", "settings/hosts.py",
+           'if name.startswith("*.") and not public_suffix_free(name[2:]):', "if False:",
+           (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
 ]  # fmt: skip
 
 

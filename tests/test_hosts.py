@@ -328,26 +328,64 @@ def test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it
     plain_site: HostsSite, tmp_path: Path
 ) -> None:
     """a's one page is gone: its set is removed, index first (no sitemap of a's may list it). b's
-    robots.txt answers 503: an outage is no removal, b's set stays. c is no longer a --host of
-    the crawl: its set is not this run's to judge, and stays too. Each is said on its host's line."""
+    robots.txt answers 503 and every page of the blog 500: an outage is no removal, their sets
+    stay. c is no longer a --host of the crawl: its set is not this run's to judge, and stays too.
+    Each is said on its host's line."""
     out = tmp_path / "out"
-    first = crawl_plain(plain_site, out, "--host", "a.plain.test", "--host", "b.plain.test", "--host", "c.plain.test")
+    hosts = ["--host", "a.plain.test", "--host", "b.plain.test", "--host", "blog.plain.test"]
+    first = crawl_plain(plain_site, out, *hosts, "--host", "c.plain.test")
     assert first.process.returncode == 0, first.process.stderr
-    b_files = {path.name: path.read_bytes() for path in (out / "b.plain.test").iterdir()}
-    c_files = {path.name: path.read_bytes() for path in (out / "c.plain.test").iterdir()}
+    kept = {
+        host: {path.name: path.read_bytes() for path in (out / host).iterdir()}
+        for host in ("b.plain.test", "c.plain.test", "blog.plain.test")
+    }
     plain_site.hosts["a.plain.test"]["/"] = (404, {"Content-Type": "text/html"}, "<html>gone</html>")
     plain_site.hosts["b.plain.test"]["/robots.txt"] = (503, TEXT, "down for maintenance")
-    second = crawl_plain(plain_site, out, "--host", "a.plain.test", "--host", "b.plain.test")
+    for path in ("/", "/post"):
+        plain_site.hosts["blog.plain.test"][path] = (500, {"Content-Type": "text/html"}, "<html>oops</html>")
+    refused = crawl_plain(plain_site, out, *hosts)  # a's set would lose all: --max-shrink of the default profile
+    assert refused.process.returncode == 5, refused.process.stderr
+    assert "a.plain.test: the set would shrink by 100% (1 -> 0 URLs)" in refused.process.stderr  # b, blog: out of reach
+    second = crawl_plain(plain_site, out, *hosts, "--accept-shrink")
     assert second.process.returncode == 0, second.process.stderr
     assert list((out / "a.plain.test").iterdir()) == []
-    assert {path.name: path.read_bytes() for path in (out / "b.plain.test").iterdir()} == b_files
-    assert {path.name: path.read_bytes() for path in (out / "c.plain.test").iterdir()} == c_files
+    for host, files in kept.items():
+        assert {path.name: path.read_bytes() for path in (out / host).iterdir()} == files, host
     said = second.process.stderr
     assert "0 listed, 1 left out: no set: its earlier set is withdrawn, as none of its URLs is listed now" in said
-    assert "its earlier set is kept, as its robots.txt could not be read (b.plain.test" in said
+    assert "its earlier set is kept, as it was out of reach (b.plain.test" in said
+    assert "its earlier set is kept, as it was out of reach (none of its pages answered)" in said
     assert "c.plain.test                   its earlier set is kept: not a host of this crawl" in said
     assert f"Sitemap: {second.url('a.plain.test', '/sitemap.xml')}" not in second.process.stdout
     assert run_cli("validate", str(out)).returncode == 0
+
+
+def test_max_shrink_guards_each_hosts_set_on_its_own(tmp_path: Path) -> None:
+    """docs loses three of its four pages, 75%, while the crawl as a whole loses three of fifteen:
+    with --max-shrink 50 nothing is published, and the refusal names the host."""
+    www = {f"/w{n}": html(f"page {n}") for n in range(10)}
+    home = "".join(f'<a href="/w{n}">{n}</a>' for n in range(10)) + f'<a href="{link("docs.shrink.test")}">docs</a>'
+    docs = {f"/d{n}": html(f"doc {n}") for n in range(3)}
+    site = HostsSite(
+        {
+            "www.shrink.test": {"/": html(home), **www},
+            "docs.shrink.test": {"/": html("".join(f'<a href="/d{n}">{n}</a>' for n in range(3))), **docs},
+        }
+    ).start()
+    try:
+        out = tmp_path / "out"
+        command = ("crawl", site.root("www.shrink.test"), "--out", str(out), "--subdomains", "--max-shrink", "50")
+        first = run_cli(*command, *resolve_options([*site.hosts], site.port))
+        assert first.returncode == 0, first.stderr
+        files = {path: path.read_bytes() for path in out.glob("*/*.xml")}
+        for n in range(3):
+            del site.hosts["docs.shrink.test"][f"/d{n}"]
+        second = run_cli(*command, *resolve_options([*site.hosts], site.port))
+    finally:
+        site.stop()
+    assert second.returncode == 5, second.stderr
+    assert "docs.shrink.test: the set would shrink by 75% (4 -> 1 URLs), more than --max-shrink 50%" in second.stderr
+    assert {path: path.read_bytes() for path in out.glob("*/*.xml")} == files
 
 
 @pytest.mark.parametrize(
@@ -357,6 +395,11 @@ def test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it
         (["--resolve", "www.plain.test:99999:127.0.0.1"], "is not a number from 1 to 65535"),
         (["--resolve", "www.plain.test:80:localhost"], "is not an IP address"),
         (["--host", "bad host"], "is not a host name"),
+        (["--resolve", "*:80:127.0.0.1"], "is not one host name (curl's * and + forms are not taken)"),
+        (["--resolve", "+www.plain.test:80:127.0.0.1"], "is not one host name"),
+        (["--host", "*.com"], "covers every site under a public suffix"),
+        (["--host", "*.test"], "covers every site under a public suffix"),
+        (["--host", "*.github.io"], "covers every site under a public suffix"),
         (["--subdomains", "--workers", "2"], "a shared crawl (--workers, --distributed) takes one host so far"),
         (["audit", "--subdomains"], "the audit takes one host so far"),
     ],

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from redis.asyncio import Redis
@@ -88,8 +89,9 @@ def test_a_crawl_delay_that_makes_the_crawl_long_is_said_up_front(tmp_path: Path
             assert result.returncode == 0, result.stderr
             said.append([line for line in result.stderr.splitlines() if "one request at a time" in line])
         expected = (
-            "WARNING: robots.txt asks for Crawl-delay 0.05s, one request at a time: the page budget of 100,000"
-            " (--max-pages) takes about 1 h 23 min at that pace"
+            "WARNING: robots.txt asks for Crawl-delay 0.05s, one request at a time, on "
+            f"{urlsplit(server.url()).hostname}: the page budget of 100,000 (--max-pages) takes about 1 h 23 min"
+            " at that pace"
         )
         assert said == [[], [expected]]
 

@@ -79,8 +79,9 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
         sister, count = result.sister_origin
         lines.append(
             f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
-            f"only {site_root(config.start_url)} is crawled"
-        )
+            + ("it is not one of the crawl's hosts (--host, --subdomains)" if config.hosts.several else
+               f"only {site_root(config.start_url)} is crawled (--subdomains or --host would take it in)")
+        )  # fmt: skip
     lines.extend(sitemap_lines(result))
     lines.extend(host_lines(result))
     if result.report_path:

@@ -125,22 +125,22 @@ class Politeness:
         key = self.crawler.engine.downloader.get_slot_key(request)
         kept = self.pace(key).robots(float(asked))
         if kept < asked:
-            logger.warning("Crawl-delay %.1fs is capped at %.1fs (SITEMAP_MAX_CRAWL_DELAY)", asked, kept)
+            logger.warning("Crawl-delay %.1fs is capped at %.1fs on %s (SITEMAP_MAX_CRAWL_DELAY)", asked, kept, key)
         if self.crawler.stats:
             self.crawler.stats.set_value(Stat.CRAWL_DELAY, kept)  # for people: nothing decides on it
         logger.info("robots.txt asks for Crawl-delay %.2fs on %s", kept, key)
-        self._say_how_long(kept)
+        self._say_how_long(kept, key)
         self._apply(key)
 
-    def _say_how_long(self, crawl_delay: float) -> None:
+    def _say_how_long(self, crawl_delay: float, key: str) -> None:
         """A Crawl-delay makes a big site's crawl last days: said up front, not found out at the end."""
         budget = config_of(self.crawler).max_pages
         pages = budget or PAGES_PER_ESTIMATE
         if crawl_delay * pages < LONG_CRAWL_SECONDS:
             return
         what = f"the page budget of {budget:,} (--max-pages)" if budget else f"every {PAGES_PER_ESTIMATE:,} pages"
-        logger.warning("robots.txt asks for Crawl-delay %gs, one request at a time: %s takes %s at that pace",
-                       crawl_delay, what, span_words(crawl_delay * pages))  # fmt: skip
+        logger.warning("robots.txt asks for Crawl-delay %gs, one request at a time, on %s: %s takes %s at that pace",
+                       crawl_delay, key, what, span_words(crawl_delay * pages))  # fmt: skip
 
     def trouble(self, request: Request, why: str, retry_after: float | None) -> None:
         """The server answered 429/5xx, or the request timed out or was refused (the backoff middleware)."""

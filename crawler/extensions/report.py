@@ -122,7 +122,7 @@ class CrawlReport:
                 self.sister_origins[site_root(item.url)] += 1
         if self.several and self.scope.contains(item.url):  # the summary's line per host
             counts = self.result.origins.setdefault(site_root(item.url), OriginCounts())
-            counts.add(listed=reason is None)
+            counts.add(listed=reason is None, answered=item.status is not None and item.status < 500)
         if item.url == self.config.start_url:
             self.result.start = StartOutcome(reason, detail)
         line: ReportLine = {

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from crawler.sitemaps.publish import PublishResult, SitemapPublisher
     from crawler.sitemaps.shards import Relocate, SetLayout
 
-__all__ = ["host_base", "host_folder", "host_group", "settle_gone_hosts", "write_host_sets"]
+__all__ = ["host_base", "host_folder", "host_group", "judged_hosts", "settle_gone_hosts", "write_host_sets"]
 
 _HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
 
@@ -107,7 +107,7 @@ def settle_gone_hosts(
 ) -> tuple[list[str], dict[str, str]]:
     """The sets in OUT of hosts this run wrote none for: withdrawn when the host is one of the
     crawl's and none of its URLs is listed any more (its sitemap would list pages that left); kept,
-    with why, when its robots.txt could not be read (an outage is not a removal) or the host is
+    with why, when it was out of reach (*unreadable*: origin -> why; an outage is no removal) or it is
     not one of this crawl's (not this run's to judge). Returns (withdrawn, kept)."""
     withdrawn: list[str] = []
     kept: dict[str, str] = {}
@@ -116,13 +116,27 @@ def settle_gone_hosts(
         folder = manifest.parent
         if folder.name in done or folder.is_symlink() or not _HOST.fullmatch(folder.name):
             continue
-        root = host_base(base_url, folder.name)
-        origin = root[: root.index("/", root.index("//") + 2)]
+        origin = _origin(base_url, folder.name)
         if not scope.contains(origin + "/"):
             kept[folder.name] = "not a host of this crawl"
         elif why := unreadable.get(origin):
-            kept[folder.name] = f"its robots.txt could not be read ({why})"
+            kept[folder.name] = f"it was out of reach ({why})"
         else:
             publisher_for(folder.name).withdraw()
             withdrawn.append(folder.name)
     return withdrawn, kept
+
+
+def judged_hosts(out_dir: Path, base_url: str, scope: Scope, outages: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """(folder, ``scheme://host[:port]/``) of each host set in OUT this run judges: a host of the
+    crawl that was in reach (an out-of-reach host, or one the crawl no longer covers, keeps its set)."""
+    for manifest in sorted(out_dir.glob(f"*/{MANIFEST_NAME}")):
+        folder = manifest.parent
+        origin = _origin(base_url, folder.name)
+        if not folder.is_symlink() and scope.contains(origin + "/") and origin not in outages:
+            yield folder.name, origin + "/"
+
+
+def _origin(base_url: str, folder: str) -> str:
+    root = host_base(base_url, folder)
+    return root[: root.index("/", root.index("//") + 2)]

@@ -109,6 +109,12 @@ class UrlSpool:
         self._flush()
         return int(self._db.execute("SELECT count(*) FROM entry").fetchone()[0])
 
+    def count_under(self, root: str) -> int:
+        """How many listed URLs start with *root* (``scheme://host[:port]/``: one host's)."""
+        self._flush()
+        end = root[:-1] + chr(ord(root[-1]) + 1)
+        return int(self._db.execute("SELECT count(*) FROM entry WHERE loc >= ? AND loc < ?", (root, end)).fetchone()[0])
+
     def __iter__(self) -> Iterator[SpooledUrl]:
         """Every listed URL in loc order, alternates as the page declared them."""
         return self._select("ORDER BY loc")
