@@ -8,11 +8,12 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-__all__ = ["Pinned", "pinned_address", "read_pinned"]
+__all__ = ["HOST_NAME", "Pinned", "pinned_address", "read_pinned"]
 
-#: One host name: curl's other forms (``*`` for every name, ``+`` for a pin that expires) are
+#: One host name in its ASCII form, lower case: letters, digits, inner hyphens, dots between labels.
+#: In ``--resolve``, curl's other forms (``*`` for every name, ``+`` for a pin that expires) are
 #: refused, not honoured by halves: a name they fail to pin would be looked up in DNS (production).
-_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
+HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,7 @@ def read_pinned(text: str) -> Pinned:
     port_text, _, addresses_text = rest.partition(":")
     if not host or not port_text or not addresses_text:
         raise ValueError(f"{text!r} is not HOST:PORT:ADDRESS (e.g. www.example.com:443:127.0.0.1)")
-    if not _NAME.fullmatch(host.lower().rstrip(".")):
+    if not HOST_NAME.fullmatch(host.lower().rstrip(".")):
         raise ValueError(f"{text!r}: {host!r} is not one host name (curl's * and + forms are not taken)")
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ValueError(f"{text!r}: the port {port_text!r} is not a number from 1 to 65535")

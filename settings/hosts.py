@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from scrapy.settings import BaseSettings
 
-from crawler.addresses import Pinned, read_pinned
+from crawler.addresses import HOST_NAME, Pinned, read_pinned
 from crawler.failures import ConfigError
 from crawler.scope import Scope, public_suffix_free
 from settings.values import strings, whole_number
@@ -16,7 +16,7 @@ from settings.values import strings, whole_number
 __all__ = ["Hosts", "read_hosts"]
 
 #: A host name, or ``*.`` and one: letters, digits, hyphens and dots (IDNA names in their ASCII form).
-_HOST = re.compile(r"(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
+_HOST = re.compile(r"(\*\.)?" + HOST_NAME.pattern)
 
 
 @dataclass(frozen=True, slots=True)

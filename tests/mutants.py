@@ -377,7 +377,7 @@ MUTANTS = [
            "for root, c in self.origins.items() if not c.answered}", "for root, c in self.origins.items() if False}",
            (f"{HOSTS}::test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it",)),
     Mutant("--resolve takes one host name, not curl's * and + forms", "crawler/addresses.py",
-           'if not _NAME.fullmatch(host.lower().rstrip(".")):', "if False:",
+           'if not HOST_NAME.fullmatch(host.lower().rstrip(".")):', "if False:",
            (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
     Mutant("--host *.SUFFIX over a public suffix is refused", "settings/hosts.py",
            'if name.startswith("*.") and not public_suffix_free(name[2:]):', "if False:",

@@ -11,13 +11,13 @@ entries come one after the other.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from itertools import groupby
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from crawler.addresses import HOST_NAME
 from crawler.sitemaps.naming import HOST_GROUP_SEP
 from crawler.sitemaps.publish import MANIFEST_NAME
 from crawler.sitemaps.shards import write_assigned, write_sitemaps
@@ -34,14 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = ["host_base", "host_folder", "host_group", "judged_hosts", "settle_gone_hosts", "write_host_sets"]
 
-_HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
-
 
 def host_folder(url: str) -> str:
     """The folder of *url*'s host under OUT: the host name itself (its ASCII form). Any other
     spelling is refused, so a folder name can never leave OUT."""
     host = urlsplit(url).hostname or ""
-    if not _HOST.fullmatch(host):
+    if not HOST_NAME.fullmatch(host):
         raise ValueError(f"{host!r} is no host name a folder can be named after")
     return host
 
@@ -114,7 +112,7 @@ def settle_gone_hosts(
     done = set(written)
     for manifest in sorted(out_dir.glob(f"*/{MANIFEST_NAME}")):
         folder = manifest.parent
-        if folder.name in done or folder.is_symlink() or not _HOST.fullmatch(folder.name):
+        if folder.name in done or folder.is_symlink() or not HOST_NAME.fullmatch(folder.name):
             continue
         origin = _origin(base_url, folder.name)
         if not scope.contains(origin + "/"):
