@@ -247,10 +247,9 @@ class SitemapExportPipeline:
         for folder, published, news_count in sets:
             result.sets[folder] = published
             news_urls += news_count
-        result.withdrawn, result.kept = host_sets.settle_gone_hosts(
-            config.output_dir, result.sets, publisher_for, base_url=config.base_url,
-            scope=config.hosts.scope(config.start_url), unreadable=context_of(self.crawler).result.outages(),
-        )  # fmt: skip
+        outages, scope = context_of(self.crawler).result.outages(), config.hosts.scope(config.start_url)
+        in_out = host_sets.host_sets_in(config.output_dir, config.base_url, scope, outages)
+        result.withdrawn, result.kept = host_sets.settle_gone_hosts(in_out, result.sets, publisher_for)
         return result.sets.get(host_sets.host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:
@@ -286,7 +285,9 @@ class SitemapExportPipeline:
             words = Counter({word: n for (_, word), n in lost.items()})
             return shrink_refusal(self.publisher.listed(), len(self.spool), config.max_shrink, words)
         outages, scope = context_of(self.crawler).result.outages(), config.hosts.scope(config.start_url)
-        for folder, root in host_sets.judged_hosts(config.output_dir, config.base_url, scope, outages):
+        for folder, root, kept in host_sets.host_sets_in(config.output_dir, config.base_url, scope, outages):
+            if kept:
+                continue  # its set stays as it was
             words = Counter({word: n for (host, word), n in lost.items() if host in (root, "")})
             before, now = publisher(config, folder).listed(), self.spool.count_under(root)
             if why := shrink_refusal(before, now, config.max_shrink, words):

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from crawler.sitemaps.publish import PublishResult, SitemapPublisher
     from crawler.sitemaps.shards import Relocate, SetLayout
 
-__all__ = ["host_base", "host_folder", "host_group", "judged_hosts", "settle_gone_hosts", "write_host_sets"]
+__all__ = ["host_base", "host_folder", "host_group", "host_sets_in", "settle_gone_hosts", "write_host_sets"]
 
 
 def host_folder(url: str) -> str:
@@ -94,45 +94,46 @@ def write_host_sets(
         yield folder, *published
 
 
-def settle_gone_hosts(
-    out_dir: Path,
-    written: Iterable[str],
-    publisher_for: Callable[[str], SitemapPublisher],
-    *,
-    base_url: str,
-    scope: Scope,
-    unreadable: Mapping[str, str],
-) -> tuple[list[str], dict[str, str]]:
-    """The sets in OUT of hosts this run wrote none for: withdrawn when the host is one of the
-    crawl's and none of its URLs is listed any more (its sitemap would list pages that left); kept,
-    with why, when it was out of reach (*unreadable*: origin -> why; an outage is no removal) or it is
-    not one of this crawl's (not this run's to judge). Returns (withdrawn, kept)."""
-    withdrawn: list[str] = []
-    kept: dict[str, str] = {}
-    done = set(written)
+def host_sets_in(
+    out_dir: Path, base_url: str, scope: Scope, outages: Mapping[str, str]
+) -> Iterator[tuple[str, str, str | None]]:
+    """(folder, ``scheme://host[:port]/``, why kept) of each host's set in OUT. *why* is ``None``
+    for a set this run judges (a host of the crawl, in reach); else why the set is left as it was:
+    the host was out of reach (*outages*: origin -> why; an outage is no removal), or it is not one
+    of this crawl's hosts (not this run's to judge)."""
     for manifest in sorted(out_dir.glob(f"*/{MANIFEST_NAME}")):
         folder = manifest.parent
-        if folder.name in done or folder.is_symlink() or not HOST_NAME.fullmatch(folder.name):
+        if folder.is_symlink() or not HOST_NAME.fullmatch(folder.name):
             continue
         origin = _origin(base_url, folder.name)
         if not scope.contains(origin + "/"):
-            kept[folder.name] = "not a host of this crawl"
-        elif why := unreadable.get(origin):
-            kept[folder.name] = f"it was out of reach ({why})"
+            yield folder.name, origin + "/", "not a host of this crawl"
+        elif outage := outages.get(origin):
+            yield folder.name, origin + "/", f"it was out of reach ({outage})"
         else:
-            publisher_for(folder.name).withdraw()
-            withdrawn.append(folder.name)
+            yield folder.name, origin + "/", None
+
+
+def settle_gone_hosts(
+    sets: Iterable[tuple[str, str, str | None]],
+    written: Iterable[str],
+    publisher_for: Callable[[str], SitemapPublisher],
+) -> tuple[list[str], dict[str, str]]:
+    """Of the host *sets* in OUT (:func:`host_sets_in`) this run wrote none for: those it judges are
+    withdrawn, as none of their URLs is listed any more (a sitemap would list pages that left); the
+    others are kept. Returns (withdrawn, kept: folder -> why)."""
+    withdrawn: list[str] = []
+    kept: dict[str, str] = {}
+    done = set(written)
+    for folder, _, why in sets:
+        if folder in done:
+            continue
+        if why is not None:
+            kept[folder] = why
+        else:
+            publisher_for(folder).withdraw()
+            withdrawn.append(folder)
     return withdrawn, kept
-
-
-def judged_hosts(out_dir: Path, base_url: str, scope: Scope, outages: Mapping[str, str]) -> Iterator[tuple[str, str]]:
-    """(folder, ``scheme://host[:port]/``) of each host set in OUT this run judges: a host of the
-    crawl that was in reach (an out-of-reach host, or one the crawl no longer covers, keeps its set)."""
-    for manifest in sorted(out_dir.glob(f"*/{MANIFEST_NAME}")):
-        folder = manifest.parent
-        origin = _origin(base_url, folder.name)
-        if not folder.is_symlink() and scope.contains(origin + "/") and origin not in outages:
-            yield folder.name, origin + "/"
 
 
 def _origin(base_url: str, folder: str) -> str:
