@@ -14,8 +14,8 @@ from enum import StrEnum
 from scrapy.exceptions import DropItem, IgnoreRequest
 
 __all__ = [
-    "MEANINGS", "WARNINGS", "Excluded", "Limit", "OutOfScope", "Outcome", "Reason", "RobotsDisallowed", "outcome_of",
-    "pages_spent",
+    "MEANINGS", "WARNINGS", "Excluded", "Limit", "OutOfScope", "Outcome", "Reason", "RobotsDisallowed",
+    "host_pages_spent", "hosts_spent", "outcome_of", "pages_spent",
 ]  # fmt: skip
 
 
@@ -96,6 +96,16 @@ class Limit(StrEnum):
 def pages_spent(max_pages: int) -> str:
     """The detail of a page left out because the page budget is spent."""
     return f"max pages {max_pages} reached"
+
+
+def hosts_spent(max_hosts: int) -> str:
+    """The detail of a page left out because the crawl has taken in its most hosts."""
+    return f"more than {max_hosts} hosts in the crawl"
+
+
+def host_pages_spent(max_pages: int, host: str) -> str:
+    """The detail of a page left out because its host's page budget is spent."""
+    return f"max pages {max_pages} per host reached on {host}"
 
 
 class Excluded(DropItem):

@@ -10,8 +10,8 @@ __all__ = ["site_held", "sitemaps_published", "url_warning"]
 url_warning = object()
 
 #: The site asked for a pause (a 429 or 503 with ``Retry-After``, capped), and this process
-#: holds it. Argument: ``seconds``, how long from now. A shared crawl holds the site for every
-#: worker (crawler/downloadhandlers/sharedpace.py).
+#: holds it. Arguments: ``seconds``, how long from now; ``url``, the request's (its origin is
+#: the site held). A shared crawl holds the site for every worker (crawler/downloadhandlers/sharedpace.py).
 site_held = object()
 
 #: A sitemap set was published. Argument: ``result``, the

@@ -227,15 +227,10 @@ class SitemapConfig:
 
 def _check_several_hosts(config: SitemapConfig) -> None:
     """A crawl of several hosts is refused, in one line, by the parts that would treat it as one."""
-    if not config.hosts.several:
-        return
-    if config.audit.record_path is not None:
-        part, other = "the audit", "audit each host on its own"
-    elif config.distributed is not None:
-        part, other = "a shared crawl (--workers, --distributed)", "crawl in one process"
-    else:
-        return
-    raise ConfigError(f"{part} takes one host so far: drop --subdomains and --host, or {other}")
+    if config.hosts.several and config.audit.record_path is not None:
+        raise ConfigError(
+            "the audit takes one host so far: drop --subdomains and --host, or audit each host on its own"
+        )
 
 
 def _with_defaults(settings: BaseSettings) -> BaseSettings:

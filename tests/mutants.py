@@ -119,10 +119,11 @@ MUTANTS = [
            "        await self.frontier.hand_back(rest)\n", "",
            (f"{PACE}::test_a_worker_asked_to_stop_hands_its_leases_back_at_once",)),
     Mutant("a Retry-After holds the site for every worker of a shared crawl", "crawler/extensions/politeness.py",
-           "            self.crawler.signals.send_catch_log(signal=site_held, seconds=pace.held_until - now)\n",
+           "            self.crawler.signals.send_catch_log(signal=site_held, seconds=pace.held_until - now,"
+           " url=request.url)\n",
            "", (f"{POLITE}::test_a_retry_after_holds_the_whole_site_for_every_worker",)),
     Mutant("every worker's grant waits for a site held by a Retry-After", "crawler/downloadhandlers/sharedpace.py",
-           "            self.held_until = time.monotonic() + await self.pace.held_for()\n", "",
+           "            site.held_until = now + await site.pace.held_for()\n", "",
            (f"{POLITE}::test_a_retry_after_holds_the_whole_site_for_every_worker",)),
     Mutant("one coordinator per crawl", "crawler/distributed/config.py",
            "    claim(redis, crawl)  # never under a coordinator of this crawl that is still running\n", "",

@@ -296,8 +296,8 @@ def test_a_lease_is_acknowledged_only_once_its_output_is_in_redis(redis_url: str
             link.item(lease, PageFacts("https://e.com/1", status=200))  # the callback's item, while pushing
             link.output_done(lease)
 
-        async def offer_then_callback(*args: object) -> object:
-            offered = await offer(*args)  # type: ignore[arg-type]
+        async def offer_then_callback(*args: object, **options: int) -> object:
+            offered = await offer(*args, **options)  # type: ignore[arg-type]
             link.offer(*request(2))  # the callback's new link, while offering
             link.output_done(lease)
             return offered

@@ -16,6 +16,7 @@ from redis import Redis
 
 from crawler.distributed.config import CURRENT, ConfigRefused, fetch_config, publish_config, signed
 from crawler.request_fingerprinter import url_fingerprint
+from crawler.scope import Scope
 from tests.conftest import CLI, TEST_SECRET, crawl, run_cli, sitemap_locs
 from tests.server import SiteServer
 from tests.shared_crawl import FAST, chain_site
@@ -232,7 +233,7 @@ def test_the_page_planted_as_queued_but_disallowed_is_refused_by_robots_alone(re
             await redis.hset(robots_key("c"), "https://e.com", json.dumps({"body": "User-agent: *\nDisallow: /p/\n"}))
             for url in ("https://e.com/a", "https://e.com/p/x", "https://other.com/a"):
                 await redis.sadd("sitemap-crawler:c:seen", url_fingerprint(url))
-            vetting = Vetting(redis, "c", "https://e.com/", "sitemap-crawler")
+            vetting = Vetting(redis, "c", Scope("https://e.com/"), "sitemap-crawler")
             batch = [PageFacts(url, status=200) for url in
                      ("https://e.com/a", "https://e.com/p/x", "https://other.com/a", "https://e.com/b")]  # fmt: skip
             return [*await vetting.refusals(batch), *await vetting.refusals([PageFacts("https://other.com/z")])]
@@ -272,11 +273,11 @@ def test_what_workers_write_is_sealed_and_what_is_not_is_refused_or_fetched_agai
         try:
             # An allow-everything robots.txt planted unsealed: fetched again, and the exporter refuses by it.
             await redis.hset(robots_key("c"), "https://e.com", json.dumps({"body": "", "why": None}))
-            vetting = Vetting(redis, "c", "https://e.com/", "bot", SECRET)
+            vetting = Vetting(redis, "c", Scope("https://e.com/"), "bot", SECRET)
             await redis.sadd("sitemap-crawler:c:seen", url_fingerprint("https://e.com/p/x"))
             before = await vetting.refusals([PageFacts("https://e.com/p/x", status=200)])
             decided = await SharedRobots(redis, "c", "w", secret=SECRET).decided("https://e.com", fetch)
-            after = await Vetting(redis, "c", "https://e.com/", "bot", SECRET).refusals(
+            after = await Vetting(redis, "c", Scope("https://e.com/"), "bot", SECRET).refusals(
                 [PageFacts("https://e.com/p/x", status=200)]
             )
             # A lock without a time-to-live: no worker of ours took it, so it does not hold the others off.
@@ -462,7 +463,7 @@ def test_the_exporter_reads_robots_txt_as_the_workers_do(redis_url: str) -> None
         try:
             await redis.hset(robots_key("c"), "https://e.com", encode((body, None), SECRET, "c", "https://e.com"))
             await redis.sadd("sitemap-crawler:c:seen", url_fingerprint("https://e.com/p/x"))
-            vetting = Vetting(redis, "c", "https://e.com/", "bot", SECRET)
+            vetting = Vetting(redis, "c", Scope("https://e.com/"), "bot", SECRET)
             return await vetting.refusals([PageFacts("https://e.com/p/x", status=200)])
         finally:
             await redis.aclose()

@@ -400,7 +400,6 @@ def test_max_shrink_guards_each_hosts_set_on_its_own(tmp_path: Path) -> None:
         (["--host", "*.com"], "covers every site under a public suffix"),
         (["--host", "*.test"], "covers every site under a public suffix"),
         (["--host", "*.github.io"], "covers every site under a public suffix"),
-        (["--subdomains", "--workers", "2"], "a shared crawl (--workers, --distributed) takes one host so far"),
         (["audit", "--subdomains"], "the audit takes one host so far"),
     ],
 )

@@ -23,6 +23,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 
+from crawler.addresses import Pinned
 from crawler.cli.parser import UsageError
 from crawler.distributed.server import PrivateRedis
 from settings.config import SitemapConfig
@@ -165,10 +166,12 @@ class LocalWorkers:
     crawls too: ``--workers N`` is N crawling processes, one per core to use. A context:
     however the coordinator's run ends (an error included), its workers end with it."""
 
-    def __init__(self, shared: Distributed, log_format: str, secret: bytes, end_seconds: float = WORKERS_END_SECONDS):
+    def __init__(self, shared: Distributed, log_format: str, secret: bytes, end_seconds: float = WORKERS_END_SECONDS,
+                 pinned: tuple[Pinned, ...] = ()):  # fmt: skip
         self.shared = shared
         self.log_format = log_format
         self.secret = secret
+        self.pinned = pinned  # the coordinator's --resolve: this machine's, so its workers' too
         self.end_seconds = end_seconds
         self.processes: list[subprocess.Popen[bytes]] = []
 
@@ -184,6 +187,8 @@ class LocalWorkers:
         command = [sys.executable, "-m", "crawler.cli", "worker", "--wait", "10", "--log-format", self.log_format]
         if self.shared.insecure:
             command.append("--insecure-redis")
+        for rule in self.pinned:
+            command += ["--resolve", str(rule)]
         environment = {**os.environ, env_name("distributed"): self.shared.url, SECRET_VARIABLE: self.secret.decode()}
         if self.shared.ca_file:
             environment[env_name("redis_ca_file")] = self.shared.ca_file

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from crawler.cli.hosting import add_resolve_option
 from crawler.cli.rendering import add_chromium_option
 from settings.ranges import option_type
 
@@ -62,5 +63,6 @@ def add_worker_command(commands: Any) -> None:
     worker.add_argument("--url", metavar="URL", help="refuse to join unless the crawl is of this site")
     add_redis_safety(worker)
     add_chromium_option(worker)
+    add_resolve_option(worker)  # this machine's own: where a name connects is never taken from the Redis
     worker.add_argument("--verbose", "-v", action="count", default=0, help="log more (-v info, -vv debug)")
     worker.add_argument("--log-format", choices=("text", "json"), help="logs on stderr: text (default) or json lines")

@@ -19,6 +19,7 @@ from scrapy.settings import Settings
 
 from crawler.cli.crawl import log_filters, run_crawl
 from crawler.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_SIGNAL
+from crawler.cli.hosting import pinned_of
 from crawler.cli.parser import UsageError
 from crawler.urls import normalize_or_raw, site_root
 from settings.distributed import SECRET_VARIABLE, check_auth, check_ca_file, masked_url, shared_secret
@@ -95,6 +96,7 @@ def run_worker(args: argparse.Namespace) -> int:
     settings.set("SITEMAP_SHARED_SECRET_FILE", secret_file, priority="cmdline")  # it seals what this worker writes
     settings.set("SITEMAP_CRAWL_ID", crawl, priority="cmdline")
     settings.set("SITEMAP_CHROMIUM", args.chromium or os.environ.get(env_name("chromium")), priority="cmdline")
+    settings.set("SITEMAP_RESOLVE", [str(rule) for rule in pinned_of(args)], priority="cmdline")
     settings.set("SITEMAP_ROLE", "worker", priority="cmdline")
     settings.set("SITEMAP_PROGRESS", False, priority="cmdline")
     settings.set("LOG_LEVEL", ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)], priority="cmdline")

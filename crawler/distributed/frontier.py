@@ -3,8 +3,9 @@ handed to a worker is leased, not removed (redis.asyncio: never blocking).
 
 - ``offer`` adds requests whose fingerprint the seen set did not hold, in
   one Lua script: two workers offering one URL enqueue it once. The page
-  budget (``--max-pages``) is counted there too, for all workers at once:
-  pages past it are handed back, not queued.
+  budget (``--max-pages``), each host's (``--max-pages-per-host``) and the
+  hosts taken in (``--max-hosts``) are counted there too, for all workers at
+  once: pages past them are handed back, not queued.
 - ``lease`` first takes back entries left unrenewed longer than the lease
   time (``XAUTOCLAIM``: a worker that died, even by SIGKILL, loses nothing;
   a live one renews what it holds with ``renew``), then reads new ones
@@ -26,31 +27,56 @@ from redis.asyncio import Redis
 from crawler.distributed.codec import PAGE_CALLBACK, PoisonedEntry, QueuedRequest, decode, encode
 from crawler.distributed.signing import seal, sealed
 from crawler.distributed.stream import LeasedStream
+from crawler.reasons import Limit
 
 __all__ = ["Lease", "Offered", "RedisFrontier"]
 
 GROUP = "workers"
-# KEYS: seen set, stream, pages counted. ARGV: the page budget (0: none), then
-# fingerprint, entry, is-a-page ('1'/'0'), seal ('' without a secret) for each request.
-# Returns {how many were queued, the 0-based positions of pages over the budget}.
+# KEYS: seen set, stream, pages counted, pages counted by host (a hash), hosts taken in (a set).
+# ARGV: the page budget, each host's, the most hosts (0: none), then fingerprint, entry, is-a-page
+# ('1'/'0'), seal ('' without a secret), host for each request.
+# Returns {how many were queued, the 0-based positions of pages over a limit, each one's limit}.
 _OFFER = """
-local budget = tonumber(ARGV[1])
-local added, over = 0, {}
-local function count()
-  local counted = redis.pcall('INCR', KEYS[3])
+local budget, per_host, max_hosts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local added, over, limits = 0, {}, {}
+local function count(call, ...)
+  local counted = redis.pcall(call, ...)
   if type(counted) == 'table' then  -- not a counter of ours (another type, not a number): repaired
-    redis.call('DEL', KEYS[3])
-    counted = redis.call('INCR', KEYS[3])
+    redis.call('DEL', (...))
+    counted = redis.call(call, ...)
   end
   return counted
 end
-if redis.call('TYPE', KEYS[1])['ok'] ~= 'set' and redis.call('TYPE', KEYS[1])['ok'] ~= 'none' then
-  redis.call('DEL', KEYS[1])  -- a seen "set" of another type is not ours
+for i, kind in ipairs({'set', 'none', 'none', 'hash', 'set'}) do
+  local found = redis.call('TYPE', KEYS[i])['ok']
+  if kind ~= 'none' and found ~= kind and found ~= 'none' then
+    redis.call('DEL', KEYS[i])  -- a seen "set", or a count by host, of another type is not ours
+  end
 end
-for i = 2, #ARGV, 4 do
+local function limit(host)
+  if max_hosts > 0 and redis.call('SISMEMBER', KEYS[5], host) == 0 then
+    if redis.call('SCARD', KEYS[5]) >= max_hosts then
+      return 'hosts'
+    end
+    redis.call('SADD', KEYS[5], host)
+  end
+  if per_host > 0 and count('HINCRBY', KEYS[4], host, 1) > per_host then
+    return 'host_pages'
+  end
+  if budget > 0 and count('INCR', KEYS[3]) > budget then
+    return 'pages'
+  end
+  return nil
+end
+for i = 4, #ARGV, 5 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    if budget > 0 and ARGV[i + 2] == '1' and count() > budget then
-      over[#over + 1] = (i - 2) / 4
+    local over_by = nil
+    if ARGV[i + 2] == '1' then
+      over_by = limit(ARGV[i + 4])
+    end
+    if over_by then
+      over[#over + 1] = (i - 4) / 5
+      limits[#limits + 1] = over_by
     elseif ARGV[i + 3] == '' then
       redis.call('XADD', KEYS[2], '*', 'r', ARGV[i + 1])
       added = added + 1
@@ -60,14 +86,19 @@ for i = 2, #ARGV, 4 do
     end
   end
 end
-return {added, over}
+return {added, over, limits}
 """
 
 
 @dataclass(frozen=True, slots=True)
 class Offered:
     added: int  # requests queued
-    over_budget: list[QueuedRequest]  # new pages refused: the page budget is spent
+    over: list[tuple[QueuedRequest, Limit]]  # new pages refused, each with the limit it is over
+
+    @property
+    def over_budget(self) -> list[QueuedRequest]:
+        """The pages refused because the crawl's page budget is spent."""
+        return [queued for queued, limit in self.over if limit is Limit.PAGES]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +117,7 @@ class RedisFrontier:
         self.stream = prefix + "frontier"
         self.seen = prefix + "seen"
         self.pages = prefix + "pages"  # pages queued against the budget
+        self.hosts = prefix + "hosts"  # the hosts pages were queued of (--max-hosts)
         self.redis = redis
         self.entries = LeasedStream(redis, self.stream, GROUP, consumer, lease_seconds)
         self._offer = redis.register_script(_OFFER)
@@ -103,17 +135,28 @@ class RedisFrontier:
     async def open(self) -> None:
         await self.entries.open()
 
-    async def offer(self, requests: list[tuple[bytes, QueuedRequest]], max_pages: int = 0) -> Offered:
-        """Queue the requests whose fingerprint was never seen, pages while the budget lasts."""
+    async def offer(
+        self,
+        requests: list[tuple[bytes, QueuedRequest]],
+        max_pages: int = 0,
+        *,
+        max_pages_per_host: int = 0,
+        max_hosts: int = 0,
+    ) -> Offered:
+        """Queue the requests whose fingerprint was never seen, pages while the budget lasts: the
+        crawl's *max_pages*, each host's *max_pages_per_host*, in *max_hosts* hosts at most."""
         if not requests:
             return Offered(0, [])
-        arguments: list[bytes | int] = [max_pages]
+        arguments: list[bytes | int | str] = [max_pages, max_pages_per_host, max_hosts]
         for fingerprint, request in requests:
             entry = encode(request)
             sealing = seal(self.secret, self.context, entry).encode() if self.secret is not None else b""
-            arguments += [fingerprint, entry, int(request.callback == PAGE_CALLBACK), sealing]
-        added, over = await self._offer(keys=[self.seen, self.stream, self.pages], args=arguments)
-        return Offered(int(added), [requests[int(position)][1] for position in over])
+            host = request.url[: request.url.find("/", 8)]  # scheme://host[:port], as the local frontier counts
+            arguments += [fingerprint, entry, int(request.callback == PAGE_CALLBACK), sealing, host]
+        keys = [self.seen, self.stream, self.pages, self.pages + ":by-host", self.hosts]
+        added, over, limits = await self._offer(keys=keys, args=arguments)
+        refused = [(requests[int(at)][1], Limit(_text(kind))) for at, kind in zip(over, limits, strict=True)]
+        return Offered(int(added), refused)
 
     async def lease(self, count: int = 16, block_ms: int | None = None, living: set[str] | None = None) -> list[Lease]:
         """Up to *count* requests for this worker: expired leases first (with *living*, the workers
@@ -147,3 +190,7 @@ class RedisFrontier:
 
     async def seen_count(self) -> int:
         return int(await self.redis.scard(self.seen))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -31,6 +31,7 @@ from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import Lease, RedisFrontier
 from crawler.distributed.items import ItemChannel
 from crawler.items import PageFacts
+from crawler.reasons import Limit
 
 __all__ = ["WorkerLink"]
 
@@ -53,8 +54,10 @@ class WorkerLink:
     grace: float = 2.0
     room: int = 16  # leases held at once
     max_pages: int = 0  # the crawl's page budget, for all workers together (0: none)
-    # The facts of a page refused because the budget is spent (the adapter words them as a local crawl does).
-    over_budget: Callable[[QueuedRequest], PageFacts] | None = None
+    max_pages_per_host: int = 0  # each host's share of it (--max-pages-per-host; 0: none)
+    max_hosts: int = 0  # hosts the crawl takes in at most (--max-hosts with several hosts; 0: no count)
+    # The facts of a page refused over a limit (the adapter words them as a local crawl does).
+    over_budget: Callable[[QueuedRequest, Limit], PageFacts] | None = None
     spent: bool = False  # the page budget is used up: this worker's spider stops offering pages
     secret: bytes | None = None  # the crawl's: seals the items this worker pushes
     # Items waiting for the exporter past which this worker takes no new leases (the exporter is
@@ -165,11 +168,13 @@ class WorkerLink:
                     self.leases[owner].items -= 1
         if self.outbox:
             batch, self.outbox = self.outbox, []
-            offered = await self.frontier.offer(batch, self.max_pages)
-            if offered.over_budget:  # reported by the exporter; pushed before the lease is done
-                self.spent = True
-                if self.over_budget is not None:
-                    await self.channel.push(*map(self.over_budget, offered.over_budget))
+            offered = await self.frontier.offer(
+                batch, self.max_pages, max_pages_per_host=self.max_pages_per_host, max_hosts=self.max_hosts
+            )
+            self.spent = self.spent or bool(offered.over_budget)
+            # Reported by the exporter; pushed before the lease is done.
+            if offered.over and self.over_budget is not None:
+                await self.channel.push(*(self.over_budget(queued, limit) for queued, limit in offered.over))
             self.offered += len(batch)
         done = [
             entry

@@ -3,7 +3,7 @@
 An item in the shared flow is data from whoever could write to the Redis,
 not proof that a page was crawled. Before a fetched page goes on to the
 listing rules, the exporter checks it again, as it would have been checked
-in one process: in scope (scheme and host of the start URL), allowed by the
+in one process: in the crawl's scope (its hosts, scheme and port), allowed by the
 site's robots.txt (the body the workers decided on), and a URL the shared
 frontier accepted (its fingerprint in the seen set). A page that fails is
 refused and counted, never listed. Facts of URLs never fetched (out of
@@ -37,15 +37,11 @@ LOGGED = 20
 class Vetting:
     redis: Redis
     crawl: str
-    start_url: str
+    scope: Scope
     agent: str  # robots.txt's user agent
     secret: bytes | None = None  # the crawl's: a robots.txt not sealed under it is not the workers'
     refused: int = 0
-    scope: Scope = field(init=False)
     rules: dict[str, Protego] = field(default_factory=dict)  # origin -> its robots.txt, once decided
-
-    def __post_init__(self) -> None:
-        self.scope = Scope(self.start_url)
 
     async def refusals(self, batch: list[PageFacts]) -> list[str | None]:
         """For each of *batch*, why it is refused, or ``None``."""

@@ -1,4 +1,4 @@
-"""Politeness for the site as a whole in a shared crawl (SPEC S8), kept at the
+"""Politeness for each site as a whole in a shared crawl (SPEC S8), kept at the
 moment each request goes out.
 
 A worker's downloads pass through this handler, which wraps the one Scrapy
@@ -6,7 +6,8 @@ would use for the scheme. With a delay to keep (a fixed ``--delay``, a
 ``Crawl-delay``), or more workers than the site's concurrency limit allows,
 it takes the site's slot in Redis right before the download and gives it
 back as the download ends: one next-allowed time and one in-flight count per
-site, on Redis's clock. A grant taken any earlier (in a downloader
+site (per origin: a crawl of several hosts keeps each one's pace), on
+Redis's clock. A grant taken any earlier (in a downloader
 middleware) waits in the worker's own queue behind that worker's other
 downloads, and two workers' requests then reach the site closer than the
 delay. Otherwise nothing is asked of Redis: each worker's downloader keeps
@@ -20,6 +21,8 @@ import asyncio
 import itertools
 import logging
 import time
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
@@ -33,6 +36,7 @@ from crawler.signals import site_held
 from crawler.urls import site_root
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy import Request
@@ -51,21 +55,32 @@ RECOUNT_SECONDS = 0.25
 _GRANTS = itertools.count(1)
 
 
+@dataclass(slots=True)
+class _Site:
+    """One origin's pace in Redis, as this worker last read it."""
+
+    pace: SitePace
+    read_at: float = -1e9  # when its hold was last read (monotonic)
+    held_until: float = 0.0  # a monotonic moment: the site held by a Retry-After until then
+
+
 class SharedPaceHandler:
     lazy = False  # built with the crawler: a missing Politeness extension is said at once
 
-    def __init__(self, crawler: Crawler, politeness: Politeness, pace: SitePace, workers: Workers, worker: str):
+    def __init__(self, crawler: Crawler, politeness: Politeness, paces: Callable[[str], SitePace], workers: Workers,
+                 worker: str):  # fmt: skip
         self.crawler = crawler
         self.politeness = politeness
-        self.pace = pace
+        self.paces = paces  # origin -> its pace in Redis
+        self.sites: dict[str, _Site] = {}  # origin -> its pace, by the requests of this worker
         self.workers = workers
         self.worker = worker  # this worker's heartbeat name: its grants lapse with it
         shared = config_of(crawler).distributed
         assert shared is not None
         self.delay = shared.shared_delay
+        self.per_site = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         self.live = 1  # workers alive in the crawl, counted every RECOUNT_SECONDS
         self.counted_at = -1e9
-        self.held_until = 0.0  # a monotonic moment: the site held by a Retry-After until then
         self.wrapped = dict(crawler.settings.getdict("SITEMAP_SHARED_DOWNLOAD_HANDLERS"))
         self.inner: dict[str, Any] = {}
         self.holding: set[asyncio.Task[None]] = set()  # Retry-Afters being told to Redis
@@ -82,11 +97,17 @@ class SharedPaceHandler:
 
         redis = connect(shared.url, shared.ca_file)
         hold = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") + 10  # a grant outlives no download
-        pace = SitePace(redis, shared.crawl, site_root(config.start_url), hold, max(config.max_crawl_delay, 1.0))
+        paces = partial(SitePace, redis, shared.crawl, hold=hold, longest_delay=max(config.max_crawl_delay, 1.0))
         politeness = crawler.get_extension(Politeness)
         if politeness is None:
             raise ConfigError("the Politeness extension keeps the pace; a shared crawl needs it")
-        return cls(crawler, politeness, pace, Workers(redis, shared.crawl), worker_name(crawler))
+        return cls(crawler, politeness, paces, Workers(redis, shared.crawl), worker_name(crawler))
+
+    def _site(self, url: str) -> _Site:
+        origin = site_root(url)
+        if origin not in self.sites:
+            self.sites[origin] = _Site(self.paces(origin))
+        return self.sites[origin]
 
     def _handler(self, scheme: str) -> Any:
         if scheme not in self.inner:
@@ -95,50 +116,55 @@ class SharedPaceHandler:
 
     async def download_request(self, request: Request) -> Response:
         handler = self._handler(request.url.split(":", 1)[0])
-        token = await self._slot()
+        site = self._site(request.url)
+        token = await self._slot(site, self.crawler.engine.downloader.get_slot_key(request))
         try:
             response: Response = await handler.download_request(request)
             return response
         finally:
             if token is not None:
-                await self._release(token)
+                await self._release(site, token)
 
-    async def _release(self, token: str) -> None:
+    async def _release(self, site: _Site, token: str) -> None:
         """The download is over; a Redis that cannot be told lets the grant lapse with this worker's
         heartbeat or its hold time (the download's outcome stands)."""
         try:
-            await self.pace.release(token)
+            await site.pace.release(token)
         except (RedisError, OSError) as error:
             logger.warning("Could not give the site's slot back in Redis (%s): it lapses by itself", error)
 
-    def site_held(self, seconds: float) -> None:
-        """This worker heard a Retry-After: the site is held for every worker, in Redis."""
-        task = asyncio.get_running_loop().create_task(self._hold(seconds))
+    def site_held(self, seconds: float, url: str) -> None:
+        """This worker heard a Retry-After: the site of *url* is held for every worker, in Redis."""
+        task = asyncio.get_running_loop().create_task(self._hold(self._site(url), seconds))
         self.holding.add(task)
         task.add_done_callback(self.holding.discard)
 
-    async def _hold(self, seconds: float) -> None:
+    async def _hold(self, site: _Site, seconds: float) -> None:
         try:
-            await self.pace.hold(seconds)
+            await site.pace.hold(seconds)
         except (RedisError, OSError) as error:
             logger.warning("Could not hold the site for the other workers in Redis (%s)", error)
 
-    async def _slot(self) -> str | None:
-        """The site's slot, taken now (its grant's token), or ``None`` when the shares suffice; a
-        site held by a Retry-After (any worker's) is waited for first, checked at each recount."""
-        if time.monotonic() - self.counted_at >= RECOUNT_SECONDS:
-            self.counted_at = time.monotonic()
+    async def _slot(self, site: _Site, key: str) -> str | None:
+        """The slot of *site*, taken now (its grant's token), or ``None`` when the shares suffice; a
+        site held by a Retry-After (any worker's) is waited for first, checked at each recount.
+        *key*: the downloader slot of the request, whose Crawl-delay Politeness knows."""
+        now = time.monotonic()
+        if now - self.counted_at >= RECOUNT_SECONDS:
+            self.counted_at = now
             self.live = max(1, len(await self.workers.alive()))
-            self.held_until = time.monotonic() + await self.pace.held_for()
-        if (held := self.held_until - time.monotonic()) > 0:
+            # Each worker's own downloader keeps its share of each site's limit in flight.
+            self.politeness.share(max(1, self.per_site // self.live))
+        if now - site.read_at >= RECOUNT_SECONDS:
+            site.read_at = now
+            site.held_until = now + await site.pace.held_for()
+        if (held := site.held_until - time.monotonic()) > 0:
             await asyncio.sleep(held)
-        delay, concurrency = self.politeness.site_pace(self.delay)
-        # Each worker's own downloader keeps its share of the site's limit in flight.
-        self.politeness.share(max(1, concurrency // self.live))
+        delay, concurrency = self.politeness.site_pace(self.delay, key)
         if delay <= 0 and concurrency >= self.live:
             return None  # the shares add up to the limit: nothing to ask Redis
-        token = self.pace.token(self.worker, next(_GRANTS))
-        while (wait := await self.pace.try_acquire(delay, concurrency, token)) > 0:
+        token = site.pace.token(self.worker, next(_GRANTS))
+        while (wait := await site.pace.try_acquire(delay, concurrency, token)) > 0:
             await asyncio.sleep(wait)
         return token
 
@@ -154,4 +180,4 @@ class SharedPaceHandler:
 
                     assert isinstance(result, Deferred)
                     await result.asFuture(asyncio.get_running_loop())
-        await self.pace.redis.aclose()
+        await self.workers.redis.aclose()

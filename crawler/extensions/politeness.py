@@ -78,12 +78,23 @@ class Politeness:
             found = self.paces[key] = replace(self.template)  # its delay starts afresh
         return found
 
-    def site_pace(self, delay: float) -> tuple[float, int]:
-        """The site's pace for a whole shared crawl: seconds between two downloads (the fixed
-        *delay*, or robots.txt's Crawl-delay once known, one at a time) and how many may be in flight."""
-        if self.crawl_delay > delay:
-            return self.crawl_delay, 1
+    def site_pace(self, delay: float, key: str | None = None) -> tuple[float, int]:
+        """A site's pace for a whole shared crawl: seconds between two downloads (the fixed
+        *delay*, or robots.txt's Crawl-delay once known, one at a time) and how many may be in
+        flight; of the slot *key* (one host), else of the slowest site met."""
+        crawl_delay = self.pace(key).crawl_delay if key is not None else self.crawl_delay
+        if crawl_delay > delay:
+            return crawl_delay, 1
         return delay, self.crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+
+    def hosts_pace(self, delay: float) -> tuple[float, int]:
+        """The pace of a crawl of several hosts, each at its own :meth:`site_pace`: their downloads
+        in flight added up, and as many downloads a second as all of them together allow."""
+        paces = [self.site_pace(delay, key) for key in self.paces] or [self.site_pace(delay)]
+        in_flight = sum(count for _, count in paces)
+        if any(interval <= 0 for interval, _ in paces):
+            return 0.0, in_flight
+        return 1 / sum(1 / interval for interval, _ in paces), in_flight
 
     @property
     def crawl_delay(self) -> float:
@@ -154,7 +165,7 @@ class Politeness:
         if retry_after and pace.held(now):
             logger.info("%s %s with Retry-After: nothing sent to %s for %.0f s", request.url, why, key,
                         pace.held_until - now)  # fmt: skip
-            self.crawler.signals.send_catch_log(signal=site_held, seconds=pace.held_until - now)
+            self.crawler.signals.send_catch_log(signal=site_held, seconds=pace.held_until - now, url=request.url)
         if pace.delay > before:
             logger.info("%s %s: %.2f s between requests from now on", request.url, why, pace.delay)
         if self.crawler.stats:

@@ -29,7 +29,7 @@ from crawler.distributed.frontier import Lease
 from crawler.distributed.link import WorkerLink
 from crawler.extensions.politeness import Politeness
 from crawler.items import PageFacts
-from crawler.reasons import Reason, pages_spent
+from crawler.reasons import Limit, Reason, host_pages_spent, hosts_spent, pages_spent
 from crawler.run.context import config_of
 from crawler.run.worker import worker_name
 from crawler.stats import Stat
@@ -48,13 +48,20 @@ __all__ = ["RedisScheduler"]
 logger = logging.getLogger(__name__)
 
 
-def over_budget(request: QueuedRequest, max_pages: int) -> PageFacts:
-    """The facts of a page not requested because the crawl's page budget is spent, as a local crawl gives them."""
+def over_budget(request: QueuedRequest, limit: Limit, link: WorkerLink) -> PageFacts:
+    """The facts of a page not requested because it is over one of the crawl's budgets (its
+    pages, a host's pages, its hosts), as a local crawl gives them."""
     chain = request.meta.get("redirect_chain")
+    if limit is Limit.HOSTS:
+        detail = hosts_spent(link.max_hosts)
+    elif limit is Limit.HOST_PAGES:
+        detail = host_pages_spent(link.max_pages_per_host, request.url[: request.url.find("/", 8)])
+    else:
+        detail = pages_spent(link.max_pages)
     return PageFacts(
         url=request.url,
         error=Reason.LIMIT,
-        detail=pages_spent(max_pages),
+        detail=detail,
         depth=request.depth,
         referrer=request.referrer,
         redirect_chain=list(chain) if isinstance(chain, list) else [],
@@ -84,9 +91,11 @@ class RedisScheduler(BaseScheduler):
         shared = config.distributed
         link = WorkerLink(redis, shared.crawl, name, lease_seconds=shared.lease_seconds, grace=shared.grace, room=room,
                           max_pages=shared.shared_max_pages, secret=shared.sealing_key)  # fmt: skip
-        link.over_budget = partial(over_budget, max_pages=link.max_pages)
+        if config.hosts.several:  # counted here for all workers: the spider's own frontier counts neither
+            link.max_hosts, link.max_pages_per_host = config.hosts.max_hosts, config.hosts.max_pages
+        link.over_budget = partial(over_budget, link=link)
         scheduler = cls(crawler, link)
-        link.site_pace = partial(scheduler.site_pace, config.distributed.shared_delay)
+        link.site_pace = partial(scheduler.site_pace, config.distributed.shared_delay, several=config.hosts.several)
         scheduler.where = masked_url(config.distributed.url)
         crawler.signals.connect(scheduler.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(scheduler.robots_parsed, signal=signals.robots_parsed)
@@ -95,11 +104,13 @@ class RedisScheduler(BaseScheduler):
     def robots_parsed(self, **_: Any) -> None:
         self.robots_known = True
 
-    def site_pace(self, delay: float) -> tuple[float, int] | None:
-        """The site's pace for the link's leases; ``None`` until this worker has read robots.txt
-        (its Crawl-delay may yet slow everything down)."""
+    def site_pace(self, delay: float, *, several: bool = False) -> tuple[float, int] | None:
+        """The site's pace for the link's leases (over *several* hosts, all of theirs together);
+        ``None`` until this worker has read robots.txt (its Crawl-delay may yet slow everything down)."""
         politeness = self.crawler.get_extension(Politeness)
-        return politeness.site_pace(delay) if self.robots_known and politeness is not None else None
+        if not self.robots_known or politeness is None:
+            return None
+        return politeness.hosts_pace(delay) if several else politeness.site_pace(delay)
 
     def spider_idle(self, spider: Spider) -> None:
         """Idle here is not the end: other workers may still find work; the link says when it is over."""

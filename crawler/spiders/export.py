@@ -108,7 +108,11 @@ class ExportSpider(Spider):
         await self.channel.open()
         await frontier.open()
         vetting = Vetting(
-            redis, shared.crawl, self.config.start_url, robots_agent_of(self.crawler.settings), shared.sealing_key
+            redis,
+            shared.crawl,
+            self.config.hosts.scope(self.config.start_url),
+            robots_agent_of(self.crawler.settings),
+            shared.sealing_key,
         )
         lock = ExporterLock(redis, shared.crawl)
         if not await lock.take():

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from urllib.parse import unquote_plus, urlsplit
 
-from crawler.reasons import Limit, Reason, pages_spent
+from crawler.reasons import Limit, Reason, host_pages_spent, hosts_spent, pages_spent
 
 __all__ = ["PATH_VARIANTS_FACTOR", "Frontier", "variant_key"]
 
@@ -108,10 +108,10 @@ class Frontier:
         host = url[: url.find("/", 8)]  # scheme://host[:port]
         if self.max_hosts and host not in self.hosts:
             if len(self.hosts) >= self.max_hosts:
-                return Limit.HOSTS, f"more than {self.max_hosts} hosts in the crawl"
+                return Limit.HOSTS, hosts_spent(self.max_hosts)
             self.hosts.add(host)
         if self.max_pages_per_host and self.host_reserved[host] >= self.max_pages_per_host:
-            return Limit.HOST_PAGES, f"max pages {self.max_pages_per_host} per host reached on {host}"
+            return Limit.HOST_PAGES, host_pages_spent(self.max_pages_per_host, host)
         if self.full:
             return Limit.PAGES, pages_spent(self.max_pages)
         return None

@@ -86,7 +86,8 @@ class SiteSpider(Following, SitemapSeeds):
         spider.held = {}
         config = spider.config
         limits = (config.max_pages, config.max_depth, config.max_url_length, config.max_query_variants)
-        several = config.hosts.several
+        # A shared crawl's worker: the hosts and their budgets are counted in Redis, for all workers.
+        several = config.hosts.several and not (config.distributed is not None and config.distributed.worker)
         spider.frontier = Frontier(
             *limits,
             config.max_not_requested,
