@@ -46,6 +46,7 @@ CHECK = "tests/test_check.py"
 PLANTED = "tests/test_planted_links.py"
 AUDIT_CSV = "tests/test_audit_csv.py"
 HOSTS = "tests/test_hosts.py"
+SHARED_HOSTS = "tests/test_hosts_shared.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/following.py",
            "is not None and not rules.allowed(", "is not None and False and not rules.allowed(",
@@ -383,6 +384,31 @@ MUTANTS = [
     Mutant("--host *.SUFFIX over a public suffix is refused", "settings/hosts.py",
            'if name.startswith("*.") and not public_suffix_free(name[2:]):', "if False:",
            (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
+    Mutant("a shared crawl of several hosts keeps one pace in Redis per origin",
+           "crawler/downloadhandlers/sharedpace.py",
+           "        origin = site_root(url)\n", '        origin = "one"\n',
+           (f"{SHARED_HOSTS}::test_each_host_has_its_own_pace_in_redis",)),
+    Mutant("a shared crawl takes each host's own Crawl-delay", "crawler/downloadhandlers/sharedpace.py",
+           "self.politeness.site_pace(self.delay, key)", "self.politeness.site_pace(self.delay)",
+           (f"{SHARED_HOSTS}::test_one_hosts_delay_holds_no_other_host_back",)),
+    Mutant("the exporter of a shared crawl vets pages against the crawl's hosts", "crawler/spiders/export.py",
+           "self.config.hosts.scope(self.config.start_url)", "Scope(self.config.start_url)",
+           (f"{SHARED_HOSTS}::test_the_coordinator_and_a_worker_give_each_host_its_set",),
+           more=(("from crawler.items import PageFacts",
+                  "from crawler.scope import Scope\nfrom crawler.items import PageFacts"),)),
+    Mutant("each host's page budget is counted for all workers", "crawler/distributed/frontier.py",
+           "  if per_host > 0 and count('HINCRBY', KEYS[4], host, 1) > per_host then",
+           "  if false then", (f"{SHARED_HOSTS}::test_each_hosts_page_budget_is_counted_for_all_workers",
+                               "tests/test_distributed_frontier.py")),
+    Mutant("the hosts a shared crawl takes in are counted for all workers", "crawler/distributed/frontier.py",
+           "    if redis.call('SCARD', KEYS[5]) >= max_hosts then", "    if false then",
+           ("tests/test_distributed_frontier.py",)),
+    Mutant("a worker connects where its own --resolve says", "crawler/cli/worker.py",
+           '    settings.set("SITEMAP_RESOLVE", [str(rule) for rule in pinned_of(args)], priority="cmdline")\n', "",
+           (f"{SHARED_HOSTS}::test_the_coordinator_and_a_worker_give_each_host_its_set",)),
+    Mutant("local workers get the coordinator's --resolve", "crawler/cli/shared.py",
+           '            command += ["--resolve", str(rule)]\n', "            pass\n",
+           ("tests/test_shared_orchestration.py::test_local_workers_connect_where_the_coordinators_resolve_says",)),
 ]  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from crawler.distributed.codec import PoisonedEntry, QueuedRequest, decode, encode
 from crawler.distributed.frontier import RedisFrontier
 from crawler.distributed.robots import SharedRobots
+from crawler.reasons import Limit
 
 T = TypeVar("T")
 
@@ -66,6 +67,28 @@ def test_the_page_budget_is_counted_for_all_workers_at_once(redis_url: str) -> N
     assert added == [3, 1, 0]  # two pages and the sitemap, then the third page; sitemaps are not pages
     assert refused == [[], ["https://e.com/4", "https://e.com/5"], ["https://e.com/6"]]
     assert queued == 4
+
+
+def page(host: str, n: int) -> tuple[bytes, QueuedRequest]:
+    return f"{host} {n}".encode().ljust(16, b".")[:16], QueuedRequest(f"https://{host}/{n}", depth=1)
+
+
+def test_each_hosts_budget_and_the_hosts_taken_in_are_counted_for_all_workers(redis_url: str) -> None:
+    """Two pages per host and two hosts at most, whichever worker offers them: a third page of a
+    host is over its host's budget, any page of a third host over the hosts' count."""
+
+    async def body(redis: Redis) -> tuple[list[int], list[list[tuple[str, Limit]]]]:
+        one, two = RedisFrontier(redis, "c", "w1"), RedisFrontier(redis, "c", "w2")
+        await one.open()
+        limits = {"max_pages_per_host": 2, "max_hosts": 2}
+        first = await one.offer([page("a.e.com", 1), page("b.e.com", 1), page("a.e.com", 2)], **limits)
+        second = await two.offer([page("a.e.com", 3), page("c.e.com", 1), page("b.e.com", 2)], **limits)
+        offered = [first, second]
+        return [each.added for each in offered], [[(q.url, limit) for q, limit in each.over] for each in offered]
+
+    added, over = run(redis_url, body)
+    assert added == [3, 1]
+    assert over == [[], [("https://a.e.com/3", Limit.HOST_PAGES), ("https://c.e.com/1", Limit.HOSTS)]]
 
 
 def test_a_lease_not_acknowledged_goes_to_another_worker(redis_url: str) -> None:

@@ -8,10 +8,12 @@ import asyncio
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
+from crawler.addresses import read_pinned
 from crawler.cli.shared import LocalWorkers
 from crawler.distributed.robots import SharedRobots
 from settings.distributed import Distributed
@@ -34,6 +36,15 @@ def test_local_workers_end_with_a_run_that_fails(redis_url: str) -> None:
     assert [process.poll() is not None for process in local.processes] == [True, True]
     # Asked to stop, not waited out: they would wait 10 s for a crawl to join.
     assert time.monotonic() - started < 9
+
+
+def test_local_workers_connect_where_the_coordinators_resolve_says(redis_url: str) -> None:
+    """--resolve is this machine's, never read from the Redis: each local worker is given it."""
+    pinned = (read_pinned("www.x.test:80:127.0.0.1"), read_pinned("blog.x.test:80:127.0.0.2"))
+    with LocalWorkers(shared(redis_url, 2), "text", b"a-secret-of-sixteen-chars", pinned=pinned) as local:
+        arguments = Path(f"/proc/{local.processes[0].pid}/cmdline").read_bytes().split(b"\0")
+    given = [arguments[n + 1] for n, argument in enumerate(arguments) if argument == b"--resolve"]
+    assert given == [b"www.x.test:80:127.0.0.1", b"blog.x.test:80:127.0.0.2"]
 
 
 def test_a_worker_that_will_not_end_is_stopped(redis_url: str) -> None:

@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 SUMMED = (
     "response_received_count", "downloader/request_count", "downloader/response_bytes", "retry/count",
     "sitemap/shared/refetched",  # crawler.stats.Stat.SHARED_REFETCHED
+    # URLs cut by a limit, by kind (crawler.stats.limit of a crawler.reasons.Limit): the summary's "Cut by a limit"
+    *(f"sitemap/limit/{kind}" for kind in ("depth", "url_length", "query_variants", "pages", "hosts", "host_pages")),
+    "sitemap/not_itemised/past_budget",  # crawler.stats.Stat.PAST_BUDGET
     # --render: the summary's render lines, its page rate and exit status 8 (crawler/cli/render_summary.py)
     "render/rendered", "render/failed", "render/retried", "render/kept", "render/left_out", "render/responses",
 )  # fmt: skip

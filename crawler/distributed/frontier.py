@@ -27,7 +27,6 @@ from redis.asyncio import Redis
 from crawler.distributed.codec import PAGE_CALLBACK, PoisonedEntry, QueuedRequest, decode, encode
 from crawler.distributed.signing import seal, sealed
 from crawler.distributed.stream import LeasedStream
-from crawler.reasons import Limit
 
 __all__ = ["Lease", "Offered", "RedisFrontier"]
 
@@ -93,12 +92,14 @@ return {added, over, limits}
 @dataclass(frozen=True, slots=True)
 class Offered:
     added: int  # requests queued
-    over: list[tuple[QueuedRequest, Limit]]  # new pages refused, each with the limit it is over
+    # New pages refused, each with the limit it is over: a crawler.reasons.Limit's value (pages,
+    # host_pages, hosts).
+    over: list[tuple[QueuedRequest, str]]
 
     @property
     def over_budget(self) -> list[QueuedRequest]:
         """The pages refused because the crawl's page budget is spent."""
-        return [queued for queued, limit in self.over if limit is Limit.PAGES]
+        return [queued for queued, limit in self.over if limit == "pages"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +156,7 @@ class RedisFrontier:
             arguments += [fingerprint, entry, int(request.callback == PAGE_CALLBACK), sealing, host]
         keys = [self.seen, self.stream, self.pages, self.pages + ":by-host", self.hosts]
         added, over, limits = await self._offer(keys=keys, args=arguments)
-        refused = [(requests[int(at)][1], Limit(_text(kind))) for at, kind in zip(over, limits, strict=True)]
+        refused = [(requests[int(at)][1], _text(kind)) for at, kind in zip(over, limits, strict=True)]
         return Offered(int(added), refused)
 
     async def lease(self, count: int = 16, block_ms: int | None = None, living: set[str] | None = None) -> list[Lease]:

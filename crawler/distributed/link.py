@@ -31,7 +31,6 @@ from crawler.distributed.coordination import Workers, crawl_finished
 from crawler.distributed.frontier import Lease, RedisFrontier
 from crawler.distributed.items import ItemChannel
 from crawler.items import PageFacts
-from crawler.reasons import Limit
 
 __all__ = ["WorkerLink"]
 
@@ -57,7 +56,7 @@ class WorkerLink:
     max_pages_per_host: int = 0  # each host's share of it (--max-pages-per-host; 0: none)
     max_hosts: int = 0  # hosts the crawl takes in at most (--max-hosts with several hosts; 0: no count)
     # The facts of a page refused over a limit (the adapter words them as a local crawl does).
-    over_budget: Callable[[QueuedRequest, Limit], PageFacts] | None = None
+    over_budget: Callable[[QueuedRequest, str], PageFacts] | None = None
     spent: bool = False  # the page budget is used up: this worker's spider stops offering pages
     secret: bytes | None = None  # the crawl's: seals the items this worker pushes
     # Items waiting for the exporter past which this worker takes no new leases (the exporter is

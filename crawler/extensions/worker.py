@@ -33,6 +33,7 @@ from crawler.reasons import Limit, Reason, host_pages_spent, hosts_spent, pages_
 from crawler.run.context import config_of
 from crawler.run.worker import worker_name
 from crawler.stats import Stat
+from crawler.stats import limit as limit_stat
 from settings.distributed import masked_url
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
     from twisted.python.failure import Failure
 
 __all__ = ["RedisScheduler"]
@@ -48,13 +50,14 @@ __all__ = ["RedisScheduler"]
 logger = logging.getLogger(__name__)
 
 
-def over_budget(request: QueuedRequest, limit: Limit, link: WorkerLink) -> PageFacts:
+def over_budget(request: QueuedRequest, limit: str, link: WorkerLink, stats: StatsCollector) -> PageFacts:
     """The facts of a page not requested because it is over one of the crawl's budgets (its
-    pages, a host's pages, its hosts), as a local crawl gives them."""
+    pages, a host's pages, its hosts), as a local crawl gives them; counted for the summary."""
+    stats.inc_value(limit_stat(limit))
     chain = request.meta.get("redirect_chain")
-    if limit is Limit.HOSTS:
+    if limit == Limit.HOSTS:
         detail = hosts_spent(link.max_hosts)
-    elif limit is Limit.HOST_PAGES:
+    elif limit == Limit.HOST_PAGES:
         detail = host_pages_spent(link.max_pages_per_host, request.url[: request.url.find("/", 8)])
     else:
         detail = pages_spent(link.max_pages)
@@ -93,7 +96,7 @@ class RedisScheduler(BaseScheduler):
                           max_pages=shared.shared_max_pages, secret=shared.sealing_key)  # fmt: skip
         if config.hosts.several:  # counted here for all workers: the spider's own frontier counts neither
             link.max_hosts, link.max_pages_per_host = config.hosts.max_hosts, config.hosts.max_pages
-        link.over_budget = partial(over_budget, link=link)
+        link.over_budget = partial(over_budget, link=link, stats=crawler.stats)
         scheduler = cls(crawler, link)
         link.site_pace = partial(scheduler.site_pace, config.distributed.shared_delay, several=config.hosts.several)
         scheduler.where = masked_url(config.distributed.url)
