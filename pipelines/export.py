@@ -68,16 +68,14 @@ ADDED_KEPT = 1000
 
 def publisher(config: SitemapConfig, host: str | None = None) -> SitemapPublisher:
     """The publisher of the set in OUT, or in a crawl of several hosts of *host*'s set in OUT/HOST/."""
-    out_dir, base_url = config.output_dir, config.base_url
+    out_dir, base_url, name = config.output_dir, config.base_url, index_name(config.basename)
     if host is not None:
         out_dir, base_url = out_dir / host, host_sets.host_base(base_url, host)
+    kept = (host_sets.hosts_index_name(name),) if host is not None and host == config.hosts.index_host else ()
     return SitemapPublisher(
-        out_dir,
-        base_url,
-        index_name(config.basename),
-        overwrite_foreign=config.overwrite_foreign,
-        stylesheet=config.layout.stylesheet,
-    )
+        out_dir, base_url, name, overwrite_foreign=config.overwrite_foreign, stylesheet=config.layout.stylesheet,
+        kept_extras=kept,
+    )  # fmt: skip
 
 
 def output_lock(config: SitemapConfig) -> FileLock:
@@ -248,8 +246,11 @@ class SitemapExportPipeline:
             result.sets[folder] = published
             news_urls += news_count
         outages, scope = context_of(self.crawler).result.outages(), config.hosts.scope(config.start_url)
-        in_out = host_sets.host_sets_in(config.output_dir, config.base_url, scope, outages)
+        in_out = list(host_sets.host_sets_in(config.output_dir, config.base_url, scope, outages))
         result.withdrawn, result.kept = host_sets.settle_gone_hosts(in_out, result.sets, publisher_for)
+        if config.hosts.index_host:  # the index of every host's sitemaps, on one of them
+            index = host_sets.write_hosts_index(config.hosts.index_host, in_out, result.sets, publisher_for, scope)
+            result.hosts_index = index
         return result.sets.get(host_sets.host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:

@@ -178,6 +178,7 @@ SITEMAP_SUBDOMAINS = False  # every host of the start URL's registrable domain, 
 SITEMAP_HOSTS: list[str] = []  # hosts in scope besides the start URL's: exact names, or *.example.com
 SITEMAP_MAX_HOSTS = 100  # hosts a crawl takes in at most; links to more are left out (limit)
 SITEMAP_MAX_PAGES_PER_HOST = 0  # a crawl of several hosts: each host's share of the page budget (0: none)
+SITEMAP_INDEX_HOST = ""  # a host of the crawl whose OUT/HOST/ gets one more index, of every host's sitemaps
 SITEMAP_RESOLVE: list[str] = []  # HOST:PORT:ADDRESS: connect there for HOST:PORT, without DNS (curl's --resolve)
 SITEMAP_DISK_FRONTIER = True  # requests wait on disk beside the output folder (false: in memory)
 SITEMAP_STRIP_QUERY_PARAMS = list(DEFAULT_STRIP_PARAMS)

@@ -227,10 +227,18 @@ class SitemapConfig:
 
 def _check_several_hosts(config: SitemapConfig) -> None:
     """A crawl of several hosts is refused, in one line, by the parts that would treat it as one."""
-    if config.hosts.several and config.audit.record_path is not None:
+    hosts = config.hosts
+    if hosts.several and config.audit.record_path is not None:
         raise ConfigError(
             "the audit takes one host so far: drop --subdomains and --host, or audit each host on its own"
         )
+    if hosts.index_host:
+        if not hosts.several:
+            raise ConfigError("--index-host lists the sitemaps of several hosts: give --subdomains or --host too")
+        start = urlsplit(config.start_url)
+        port = f":{start.port}" if start.port else ""  # the start URL is normalised: no default port
+        if not hosts.scope(config.start_url).contains(f"{start.scheme}://{hosts.index_host}{port}/"):
+            raise ConfigError(f"--index-host {hosts.index_host} is not a host of this crawl (--subdomains, --host)")
 
 
 def _with_defaults(settings: BaseSettings) -> BaseSettings:

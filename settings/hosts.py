@@ -26,6 +26,7 @@ class Hosts:
     max_hosts: int = 100  # hosts a crawl takes in at most: a site's made-up subdomains are a trap too
     max_pages: int = 0  # each host's share of the page budget: a forum host cannot take it all (0: none)
     pinned: tuple[Pinned, ...] = ()  # --resolve
+    index_host: str = ""  # --index-host: the host whose folder gets the index of every host's sitemaps
 
     @property
     def several(self) -> bool:
@@ -52,10 +53,14 @@ def read_hosts(settings: BaseSettings) -> Hosts:
             pinned.append(read_pinned(text))
         except ValueError as error:
             raise ConfigError(f"SITEMAP_RESOLVE (--resolve): {error}") from None
+    index_host = str(settings.get("SITEMAP_INDEX_HOST") or "").lower().rstrip(".")
+    if index_host and not HOST_NAME.fullmatch(index_host):
+        raise ConfigError(f"SITEMAP_INDEX_HOST: {index_host!r} is not a host name (--index-host)")
     return Hosts(
         subdomains=settings.getbool("SITEMAP_SUBDOMAINS"),
         names=names,
         max_hosts=whole_number(settings, "SITEMAP_MAX_HOSTS"),
         max_pages=whole_number(settings, "SITEMAP_MAX_PAGES_PER_HOST"),
         pinned=tuple(pinned),
+        index_host=index_host,
     )

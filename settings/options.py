@@ -103,6 +103,7 @@ OPTION_SETTINGS = {
     "host": "SITEMAP_HOSTS",
     "max_hosts": "SITEMAP_MAX_HOSTS",
     "max_pages_per_host": "SITEMAP_MAX_PAGES_PER_HOST",
+    "index_host": "SITEMAP_INDEX_HOST",
     "resolve": "SITEMAP_RESOLVE",
 }
 #: Settings a command starts from, over the defaults and under everything the user gives.

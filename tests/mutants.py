@@ -47,6 +47,7 @@ PLANTED = "tests/test_planted_links.py"
 AUDIT_CSV = "tests/test_audit_csv.py"
 HOSTS = "tests/test_hosts.py"
 SHARED_HOSTS = "tests/test_hosts_shared.py"
+INDEX_HOST = "tests/test_hosts_index.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/following.py",
            "is not None and not rules.allowed(", "is not None and False and not rules.allowed(",
@@ -406,6 +407,25 @@ MUTANTS = [
     Mutant("local workers get the coordinator's --resolve", "crawler/cli/shared.py",
            '            command += ["--resolve", str(rule)]\n', "            pass\n",
            ("tests/test_shared_orchestration.py::test_local_workers_connect_where_the_coordinators_resolve_says",)),
+    Mutant("--index-host writes one index of every host's sitemaps", "pipelines/export.py",
+           "            result.hosts_index = index\n", "            result.hosts_index = None\n",
+           (f"{INDEX_HOST}::test_the_index_host_lists_every_hosts_files_on_their_own_hosts",)),
+    Mutant("the index of every host lists each host's files", "crawler/sitemaps/hosts.py",
+           "        entries += [(publisher.base_url + file, meta.get(\"lastmod\")) for file, meta in files]\n",
+           "        entries += []\n",
+           (f"{INDEX_HOST}::test_the_index_host_lists_every_hosts_files_on_their_own_hosts",)),
+    Mutant("the index of every host outlives its host's next publish", "crawler/sitemaps/publish.py",
+           "        extras += [name for name in self.kept_extras if name in previous_extras]\n", "",
+           ("tests/test_sitemaps.py::test_an_extra_another_step_writes_outlives_the_next_publish_until_it_is_dropped",)),
+    Mutant("validate reads an index of every host apart from its host's own set", "crawler/validate/sets.py",
+           "            crossed += [path for path in indexes if path.name.endswith(HOSTS_INDEX_END)]\n", "",
+           (f"{INDEX_HOST}::test_the_index_host_lists_every_hosts_files_on_their_own_hosts",)),
+    Mutant("validate finds an entry of the index of every host that no set holds", "crawler/validate/sets.py",
+           "            elif not name or not (path.parent.parent / host / name).is_file():", "            elif False:",
+           (f"{INDEX_HOST}::test_validate_finds_an_entry_of_the_index_that_no_host_set_holds",)),
+    Mutant("--index-host names a host of the crawl", "settings/config.py",
+           'if not hosts.scope(config.start_url).contains(f"{start.scheme}://{hosts.index_host}{port}/"):',
+           "if False:", (f"{INDEX_HOST}::test_a_wrong_index_host_is_one_line_and_exit_2",)),
 ]  # fmt: skip
 
 

@@ -176,6 +176,22 @@ def test_publish_keeps_unchanged_shards_and_their_lastmod(tmp_path: Path) -> Non
     ]
 
 
+def test_an_extra_another_step_writes_outlives_the_next_publish_until_it_is_dropped(tmp_path: Path) -> None:
+    """The index of every host (--index-host) is written after its host's set: the next publish of
+    that set keeps it in place (a reader never finds it gone) until no step keeps it any more."""
+    out = tmp_path / "public"
+    keeping = SitemapPublisher(out, ORIGIN + "/", kept_extras=("sitemap-hosts.xml",))
+    publish(keeping, entries(3), "2026-11-01T00:00:00Z")
+    assert keeping.add_extra("sitemap-hosts.xml", b"<sitemapindex/>") is True
+    assert keeping.add_extra("sitemap-hosts.xml", b"<sitemapindex/>") is False  # unchanged: not rewritten
+    again = publish(keeping, entries(4), "2026-11-02T00:00:00Z")
+    assert (out / "sitemap-hosts.xml").read_bytes() == b"<sitemapindex/>"
+    assert "sitemap-hosts.xml" in again.extras and "sitemap-hosts.xml" not in again.removed
+    assert SitemapPublisher(out, ORIGIN + "/").foreign(["sitemap-hosts.xml"]) == []  # ours, by the manifest
+    dropped = publish(SitemapPublisher(out, ORIGIN + "/"), entries(4), "2026-11-03T00:00:00Z")
+    assert dropped.removed == ["sitemap-hosts.xml"] and not (out / "sitemap-hosts.xml").exists()
+
+
 def test_manifest_cannot_delete_files_outside_the_set(tmp_path: Path) -> None:
     out = tmp_path / "public"
     out.mkdir()

@@ -288,7 +288,10 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             print("sitemap-crawler: error: published, but the public copy is wrong (above)", file=sys.stderr)
         if result.export.notification is not None:
             print(notification_line(result.export.notification), file=sys.stderr)
-        if result.export.sets:
+        if result.export.hosts_index:
+            print("Add to the robots.txt of every host this line (one index lists every host's sitemaps):",
+                  file=sys.stderr)  # fmt: skip
+        elif result.export.sets:
             print("Add to each host's robots.txt the line on its own host:", file=sys.stderr)
         elif normalize_or_raw(published.index_url) in result.robots_sitemaps:
             print("robots.txt names this index already:", file=sys.stderr)
@@ -296,6 +299,7 @@ def run_crawl_command(args: argparse.Namespace) -> int:
             print("Add this line to robots.txt:", file=sys.stderr)
         for problem in result.side_errors:
             print(f"sitemap-crawler: error: the sitemaps are published, but the {problem}", file=sys.stderr)
-    for each in result.export.all_sets:
-        print(f"Sitemap: {each.index_url}")
+    indexes = [each.index_url for each in result.export.all_sets]
+    for index in [result.export.hosts_index] if result.export.hosts_index else indexes:
+        print(f"Sitemap: {index}")
     return code

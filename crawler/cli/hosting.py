@@ -28,6 +28,12 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-pages-per-host", type=int, metavar="N", help="pages each host may take of the budget (0: no share)"
     )
+    parser.add_argument(
+        "--index-host",
+        metavar="HOST",
+        help="also write on HOST one index of every host's sitemaps (cross-submission: each host's robots.txt "
+        "names it)",
+    )
     add_resolve_option(parser)
 
 

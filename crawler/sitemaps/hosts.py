@@ -11,6 +11,7 @@ entries come one after the other.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from itertools import groupby
@@ -22,6 +23,7 @@ from crawler.sitemaps.naming import HOST_GROUP_SEP
 from crawler.sitemaps.publish import MANIFEST_NAME
 from crawler.sitemaps.shards import write_assigned, write_sitemaps
 from crawler.sitemaps.spool import SpooledUrl
+from crawler.sitemaps.writer import render_index
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,7 +34,12 @@ if TYPE_CHECKING:
     from crawler.sitemaps.publish import PublishResult, SitemapPublisher
     from crawler.sitemaps.shards import Relocate, SetLayout
 
-__all__ = ["host_base", "host_folder", "host_group", "host_sets_in", "settle_gone_hosts", "write_host_sets"]
+__all__ = [
+    "host_base", "host_folder", "host_group", "host_sets_in", "hosts_index_name", "settle_gone_hosts",
+    "write_host_sets", "write_hosts_index",
+]  # fmt: skip
+
+logger = logging.getLogger(__name__)
 
 
 def host_folder(url: str) -> str:
@@ -134,6 +141,47 @@ def settle_gone_hosts(
             publisher_for(folder).withdraw()
             withdrawn.append(folder)
     return withdrawn, kept
+
+
+def hosts_index_name(index_name: str) -> str:
+    """The file of the index of every host's sitemaps, beside the index host's own index."""
+    return index_name.removesuffix(".xml") + "-hosts.xml"
+
+
+def write_hosts_index(
+    index_folder: str,
+    sets: Iterable[tuple[str, str, str | None]],
+    written: Mapping[str, PublishResult],
+    publisher_for: Callable[[str], SitemapPublisher],
+    scope: Scope,
+) -> str | None:
+    """One index on the host of *index_folder* listing the files of every host's published set,
+    each on its own host: the sets *written* this run and those of *sets* (:func:`host_sets_in`)
+    kept through an outage. Search engines accept it for a host whose robots.txt names it
+    (cross-submission): the sitemaps of several hosts submitted in one place. It is an extra of
+    the index host's set. Returns its URL; ``None`` (and no such file) when the index host has no
+    set of its own, or when it would be past the protocol's limits (the old one removed)."""
+    own = publisher_for(index_folder)
+    name = hosts_index_name(own.index_name)
+    if not own.read_manifest():
+        own.remove_extra(name)
+        return None
+    folders = [folder for folder, root, why in sets if folder in written or (why and scope.contains(root))]
+    entries = []
+    for folder in sorted(folders, key=lambda each: (each != index_folder, each)):
+        publisher = publisher_for(folder)
+        files = publisher.read_manifest().items()
+        entries += [(publisher.base_url + file, meta.get("lastmod")) for file, meta in files]
+    try:
+        data = render_index(entries)
+    except ValueError as error:  # past 50,000 files in all: each host's own index still stands
+        logger.warning("No index of every host's sitemaps on %s: %s", index_folder, error)
+        own.remove_extra(name)
+        return None
+    own.add_extra(name, data)
+    if index_folder in written:
+        written[index_folder].extras.append(name)  # published with the set (--publish)
+    return own.base_url + name
 
 
 def _origin(base_url: str, folder: str) -> str:

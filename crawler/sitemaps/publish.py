@@ -70,12 +70,15 @@ class SitemapPublisher:
         *,
         overwrite_foreign: bool = False,
         stylesheet: str | None = None,
+        kept_extras: tuple[str, ...] = (),
     ):
         self.out_dir = out_dir
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.index_name = index_name
         self.overwrite_foreign = overwrite_foreign
         self.stylesheet = stylesheet  # the XSL's name beside the set (--stylesheet), published before the index
+        # Extras another step writes after this set (add_extra): a publish keeps them, never removes them.
+        self.kept_extras = kept_extras
 
     def foreign(self, names: Iterable[str]) -> list[str]:
         """Those of *names* that exist in the folder but are not ours (no manifest lists them)."""
@@ -107,6 +110,42 @@ class SitemapPublisher:
 
     def abort(self, staging: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
+
+    def add_extra(self, name: str, data: bytes) -> bool:
+        """*data* as the file *name* beside the published set, swapped in whole, and kept among the
+        set's extras (the manifest says it is ours; :meth:`withdraw` removes it). False when the
+        file held *data* already (its mtime kept)."""
+        path = self.out_dir / name
+        changed = _read(path) != data or path.is_symlink()
+        if changed:
+            staging = self.stage()
+            try:
+                _write_synced(staging / name, data)
+                os.replace(staging / name, path)
+            finally:
+                self.abort(staging)
+        if name not in self._extras():
+            self._set_extras([*self._extras(), name])
+        _fsync_dir(self.out_dir)
+        return changed
+
+    def remove_extra(self, name: str) -> None:
+        """The extra *name* no step writes any more: gone, and no longer the set's."""
+        (self.out_dir / name).unlink(missing_ok=True)
+        if name in self._extras():
+            self._set_extras([extra for extra in self._extras() if extra != name])
+
+    def _set_extras(self, names: list[str]) -> None:
+        """The manifest, swapped in whole with *names* as its extras (nothing without one)."""
+        try:
+            manifest = json.loads((self.out_dir / MANIFEST_NAME).read_text("utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(manifest, dict):
+            manifest["extras"] = names
+            temporary = self.out_dir / f"{STAGING_PREFIX}{MANIFEST_NAME}"
+            _write_synced(temporary, json.dumps(manifest, indent=1).encode())
+            os.replace(temporary, self.out_dir / MANIFEST_NAME)
 
     def read_manifest(self) -> dict[str, dict[str, str]]:
         try:
@@ -160,7 +199,9 @@ class SitemapPublisher:
                 "lastmod": old["lastmod"] if same and old and old.get("lastmod") else now,
             }
             (unchanged if same else written).append(shard.name)
+        previous_extras = self._extras()
         extras = [self.stylesheet] if self.stylesheet else []
+        extras += [name for name in self.kept_extras if name in previous_extras]
         clash = [] if self.overwrite_foreign else self.foreign([*written, *extras, self.index_name])
         if clash:
             raise ForeignFiles(self.out_dir, clash)
@@ -175,7 +216,6 @@ class SitemapPublisher:
             _write_synced(staging / self.index_name, index)
             os.replace(staging / self.index_name, self.out_dir / self.index_name)
         listed = sum(shard.url_count for shard in shards if not self._news(shard.name))
-        previous_extras = self._extras()
         manifest = {"index": self.index_name, "listed": listed, "files": files, "extras": extras}
         _write_synced(staging / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
         os.replace(staging / MANIFEST_NAME, self.out_dir / MANIFEST_NAME)

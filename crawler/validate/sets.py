@@ -29,6 +29,8 @@ from crawler.validate.read import SitemapReadError, read_head, read_sitemap
 
 __all__ = ["MAX_FAILURES_IN_A_ROW", "SetOptions", "SitemapSet", "check_set"]
 
+#: How the file of an index of every host's sitemaps ends (crawler.sitemaps.hosts.hosts_index_name).
+HOSTS_INDEX_END = "-hosts.xml"
 #: A remote index whose server failed this many times in a row is not read further.
 MAX_FAILURES_IN_A_ROW = 3
 #: How far above an index its site root is looked for.
@@ -93,17 +95,50 @@ class SitemapSet:
         indexes, urlsets = self._sitemaps_in(folder, skip={path.name for path in hosts})
         for path in indexes + urlsets:
             yield from self._file(str(path), folder, nested=False)
+        origins: dict[str, str] = {}  # host folder -> the origin its set lists
+        crossed: list[Path] = []  # indexes of every host's sitemaps (--index-host)
         for host in hosts:  # a crawl of several hosts: a set per host, each on its own origin
             self._context = replace(self._context, origin=None, seen={})
             indexes, urlsets = self._sitemaps_in(host)
-            for path in indexes + urlsets:
+            crossed += [path for path in indexes if path.name.endswith(HOSTS_INDEX_END)]
+            for path in [path for path in indexes if path not in crossed] + urlsets:
                 yield from self._file(str(path), host, nested=False)
             origin = self._context.origin
             if origin is not None and urlsplit(origin).hostname != host.name:
                 yield Finding(str(host), 1, 1, "host", f"the set in the folder of {host.name} lists URLs of {origin}")
+            elif origin is not None:
+                origins[host.name] = origin
+        for path in crossed:
+            yield from self._hosts_index(path, origins)
         if self.files == 0:
             other = f" ({self.skipped} other XML file{'s' if self.skipped != 1 else ''} skipped)"
             yield Finding(self.target, 1, 1, "no-sitemaps", f"no sitemap in {folder}" + other)
+
+    def _hosts_index(self, path: Path, origins: dict[str, str]) -> Iterator[Finding]:
+        """An index of every host's sitemaps in the folder of one host (``--index-host``): each
+        entry must be a file of a host's set in this folder's parent, on that host's origin (the
+        robots.txt lines that let search engines take it are ``check``'s to see)."""
+        self.files += 1
+        try:
+            data = read_sitemap(str(path), self.options.timeout)
+        except SitemapReadError as error:
+            yield Finding(str(path), 1, 1, error.rule, str(error))
+            return
+        folders = {origin: host for host, origin in origins.items()}
+        check = DocumentCheck(str(path), SetContext(origins.get(path.parent.name), True))
+        for item in check.run(data):
+            if isinstance(item, Finding):
+                if item.rule != "host":  # each entry's host is judged below, against the sets beside
+                    yield item
+                continue
+            host = folders.get(_origin(item.loc))
+            name = urlsplit(item.loc).path.rpartition("/")[2]
+            if host is None:
+                yield Finding(item.file, item.line, item.col, "host", f"{item.loc} is on no host with a set here")
+            elif not name or not (path.parent.parent / host / name).is_file():
+                yield Finding(item.file, item.line, item.col, "missing", f"{item.loc}: not a file of {host}'s set")
+        if check.kind != "sitemapindex":
+            yield Finding(str(path), 1, 1, "root", "an index of every host's sitemaps must be a sitemapindex")
 
     def _sitemaps_in(
         self, folder: Path, skip: set[str] | frozenset[str] = frozenset()
