@@ -110,6 +110,33 @@ def test_validate_finds_an_entry_of_the_index_that_no_host_set_holds(site: Hosts
     assert f"http://a.plain.test:{site.port}/sitemap-1.xml: not a file of a.plain.test's set" in process.stdout
 
 
+def test_check_reads_each_hosts_sitemaps_its_robots_txt_vouches_for(site: HostsSite, tmp_path: Path) -> None:
+    """Served as written: www's robots.txt names the index of every host; a's and b's name it too,
+    so their sitemaps listed there are read on their own hosts; c's does not, which is said."""
+    out = tmp_path / "out"
+    assert crawl(site, out, "--index-host", "www.plain.test")[0] == 0
+    url = f"http://www.plain.test:{site.port}/sitemap-hosts.xml"
+    for host in HOSTS:
+        for path in (out / host).glob("*.xml"):
+            site.hosts[host]["/" + path.name] = (200, {"Content-Type": "application/xml"}, path.read_text("utf-8"))
+        named = "" if host == "c.plain.test" else f"Sitemap: {url}\n"
+        site.hosts[host]["/robots.txt"] = (200, {"Content-Type": "text/plain"}, f"User-agent: *\nAllow: /\n{named}")
+    site.hits.clear()
+    pinned = resolve_options([*site.hosts], site.port)
+    process = run_cli("check", f"http://www.plain.test:{site.port}/", *pinned, timeout=60)
+    assert process.returncode == 1, process.stdout + process.stderr
+    findings = process.stdout.strip().splitlines()
+    assert len(findings) == 1 and "cross-host" in findings[0], findings
+    assert f"lists 1 sitemap on http://c.plain.test:{site.port}, whose robots.txt does not name it" in findings[0]
+    fetched = {(hit.host, hit.path) for hit in site.hits}
+    assert {("a.plain.test", "/sitemap-1.xml"), ("b.plain.test", "/sitemap-1.xml")} <= fetched
+    assert ("c.plain.test", "/sitemap-1.xml") not in fetched  # not vouched for: not read as part of the set
+    assert {("a.plain.test", "/robots.txt"), ("c.plain.test", "/robots.txt")} <= fetched
+    site.hosts["c.plain.test"]["/robots.txt"] = (200, {"Content-Type": "text/plain"}, f"Sitemap: {url}\n")
+    vouched = run_cli("check", f"http://www.plain.test:{site.port}/", *pinned, timeout=60)
+    assert (vouched.returncode, vouched.stdout) == (0, ""), vouched.stdout + vouched.stderr
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

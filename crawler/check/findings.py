@@ -23,6 +23,7 @@ CHECK_RULES: dict[str, Severity] = {
     "robots-sitemap": _W,  # no Sitemap: line names the index (it can still be submitted by hand)
     "robots-blocked": _E,  # robots.txt disallows a sitemap file for our user agent
     "other-sitemap": _W,  # with --expect: robots.txt names another tool's sitemap beside ours
+    "cross-host": _E,  # an index lists sitemaps on another host whose robots.txt does not name the index
     # serving the files
     "status": _E,  # a sitemap file not answered 200 (a 404 shard, a redirect, no answer)
     "content-type": _E,  # neither application/xml nor text/xml (gzip: application/gzip or x-gzip)

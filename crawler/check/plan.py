@@ -11,23 +11,24 @@ candidates and what validate's set context keeps (hashes of the locs seen).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from protego import Protego
 
+from crawler.check.cross import CrossHosts
+from crawler.check.expected import foreign_top, stale
 from crawler.check.findings import ServedFinding
 from crawler.check.result import CheckResult, plural
 from crawler.check.sample import Listed, Sampler
 from crawler.check.served import Headers, Undecodable, decode_content, judge_page, read_served
 from crawler.protocol import MAX_BYTES
 from crawler.robots_rules import MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
-from crawler.sitemaps.publish import MANIFEST_NAME
 from crawler.urls import normalize_or_raw, resolve_link
 from crawler.validate.document import DocumentCheck, Entry, SetContext
+from crawler.validate.findings import Finding
 
 __all__ = ["Fetch", "SetCheck", "is_site_root", "origin_of"]
 
@@ -40,15 +41,6 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def _index_name(folder: Path) -> str:
-    """The index file name of the set published in *folder* (its manifest says), else the default."""
-    try:
-        name = json.loads((folder / MANIFEST_NAME).read_text("utf-8")).get("index")
-    except (OSError, ValueError, AttributeError):
-        name = None
-    return name if isinstance(name, str) and name.endswith(".xml") and "/" not in name else "sitemap.xml"
-
-
 def is_site_root(url: str) -> bool:
     parts = urlsplit(url)
     return parts.path in ("", "/") and not parts.query
@@ -56,7 +48,8 @@ def is_site_root(url: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Fetch:
-    """One request: *role* robots, top (a sitemap named by robots.txt or the user), shard, page."""
+    """One request: *role* robots, top (a sitemap named by robots.txt or the user), proof (another
+    host's robots.txt, for an index listing its sitemaps), shard, page."""
 
     url: str
     role: str
@@ -95,6 +88,7 @@ class SetCheck:
         self._phase = "robots"
         self._shards: list[Fetch] = []
         self._seen: set[str] = set()
+        self._cross = CrossHosts()  # an index's sitemaps on other hosts, read once their robots.txt names it
         #: How many of the sample's requests fit in the time left (the client's pace knows): all by default.
         self.fits: Callable[[int], int] = lambda wanted: wanted
 
@@ -109,7 +103,9 @@ class SetCheck:
             return []
         if fetch.role == "robots":
             return self._robots(fetch, status, headers, body)
-        if fetch.role == "page":
+        if fetch.role == "proof":
+            self._proof(fetch, status, headers, body)
+        elif fetch.role == "page":
             self._page(fetch, status, headers, body)
         elif status != 200:
             self._sitemap_failed(fetch, f"answers HTTP {status}", headers)
@@ -124,7 +120,9 @@ class SetCheck:
             return []  # cancelled at the deadline, reported by it
         if fetch.role == "robots":
             return self._robots(fetch, 0, {}, b"", message)
-        if fetch.role == "page":
+        if fetch.role == "proof":
+            self._proof(fetch, 0, {}, b"")
+        elif fetch.role == "page":
             assert fetch.listed is not None
             why = f"larger than {PAGE_BYTES:,} bytes, not read" if oversized else f"no answer ({message.rstrip('.')})"
             self._add(fetch.listed, "sample-status", f"{fetch.url}: {why}")
@@ -213,23 +211,13 @@ class SetCheck:
         return [self.target]
 
     def _foreign(self, top: str) -> bool:
-        """Whether *top*, named by robots.txt, is another tool's sitemap: --expect (our published
-        folder) has no file of its name, and the name is not one of our set's (``sitemap.xml``,
-        ``sitemap-*``, after the folder's index). A CMS's own (WordPress's wp-sitemap.xml) is no
-        old copy of ours to delete: it is said once, as such, and its files are not compared."""
+        """Whether *top*, named by robots.txt, is another tool's sitemap (crawler/check/expected.py)."""
         if self.expect is None or top == normalize_or_raw(self.target):
             return False
-        name = unquote(urlsplit(top).path).rsplit("/", 1)[-1]
-        stem = _index_name(self.expect).removesuffix(".xml")
-        if not name or (self.expect / name).is_file() or name == f"{stem}.xml" or name.startswith(f"{stem}-"):
-            return False
-        message = (
-            f"robots.txt also names {top}, which {self.expect} does not hold: another tool's sitemap (a CMS's"
-            " or a plugin's own), not an old copy of ours. Search engines read both sets: turn that one off,"
-            " or keep only one Sitemap: line"
-        )
-        self._finding(ServedFinding.at(self.robots_url, "other-sitemap", message))
-        return True
+        message = foreign_top(self.expect, top)
+        if message is not None:
+            self._finding(ServedFinding.at(self.robots_url, "other-sitemap", message))
+        return message is not None
 
     def _sitemap_fetch(self, fetch: Fetch) -> Fetch:
         """*fetch*, after noting whether robots.txt lets a search engine read it."""
@@ -257,9 +245,12 @@ class SetCheck:
             return
         if self.expect is not None and not fetch.foreign:
             self._compare(fetch, served.document)
-        check = DocumentCheck(fetch.url, self._context)
+        check = DocumentCheck(fetch.url, self._cross.contexts.get(origin_of(fetch.url), self._context))
         children: list[Entry] = []
         for item in check.run(served.document):
+            cross = check.kind == "sitemapindex" and fetch.role == "top" and origin_of(item.loc or "") != self.origin
+            if isinstance(item, Finding) and item.rule == "host" and cross:
+                continue  # a sitemap on another host: its robots.txt says whether it may be (crawler/check/cross.py)
             if not isinstance(item, Entry):
                 self._finding(ServedFinding.of(item))
             elif item.kind == "url":
@@ -274,25 +265,29 @@ class SetCheck:
             entry = fetch.entry
             self._finding(ServedFinding(entry.file, entry.line, entry.col, "nested-index", message, fetch.url))
         for entry in children:
-            if origin_of(entry.loc) == self.origin and entry.loc not in self._seen:  # others: validate's host rule
+            if origin_of(entry.loc) != self.origin:
+                self._cross.offer(origin_of(entry.loc), entry, fetch.url)
+            elif entry.loc not in self._seen:
                 self._seen.add(entry.loc)
                 self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=fetch.base, foreign=fetch.foreign))
 
+    def _proof(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> None:
+        """Another host's robots.txt, read for the Sitemap: line that lets an index here list its sitemaps."""
+        try:
+            body = decode_content(body, ", ".join(headers.get("content-encoding", [])))
+        except Undecodable:
+            body = b""
+        proven, findings = self._cross.proved(origin_of(fetch.url), status, body)
+        for finding in findings:
+            self._finding(finding)
+        for entry, _ in proven:
+            if entry.loc not in self._seen:
+                self._seen.add(entry.loc)
+                self._shards.append(Fetch(entry.loc, "shard", entry=entry))
+
     def _compare(self, fetch: Fetch, document: bytes) -> None:
         assert self.expect is not None
-        if not fetch.url.startswith(fetch.base):
-            return
-        relative = unquote(urlsplit(fetch.url[len(fetch.base) :]).path)
-        local = self.expect / relative
-        # Only a file inside DIR: no "..", no absolute path (an encoded %2F), no symlink out of it.
-        inside = not Path(relative).is_absolute() and ".." not in Path(relative).parts
-        if not inside or not local.resolve().is_relative_to(self.expect.resolve()) or not local.is_file():
-            message = f"{fetch.url} is served, but {self.expect} has no {relative}: an old file left on the server"
-            self._finding(ServedFinding.at(fetch.url, "stale", message))
-            return
-        published = read_served(fetch.url, {}, local.read_bytes()).document
-        if published != document:
-            message = f"{fetch.url} differs from {local}: a cache or CDN serves an old copy (or the upload failed)"
+        if fetch.url.startswith(fetch.base) and (message := stale(self.expect, fetch.url, fetch.base, document)):
             self._finding(ServedFinding.at(fetch.url, "stale", message))
 
     def _next(self) -> list[Fetch]:
@@ -300,7 +295,10 @@ class SetCheck:
             if self._phase == "pages" and not self._pending:
                 self._phase = "done"
             return []
-        if self._phase == "tops":
+        if self._phase == "tops" and self._cross.waiting:
+            self._phase = "proofs"
+            return self._issue([Fetch(url, "proof") for url in self._cross.robots_urls()])
+        if self._phase in ("tops", "proofs"):
             self._phase = "shards"
             shards = self._shards
             self._shards = []
