@@ -397,15 +397,18 @@ def test_a_bad_bucket_url_is_a_usage_error_before_any_request(
     assert server.paths() == []
 
 
-def test_each_hosts_set_goes_under_a_prefix_of_its_own(s3_server: S3Server, tmp_path: Path) -> None:
+@pytest.mark.parametrize("index_host", [False, True])
+def test_each_hosts_set_goes_under_a_prefix_of_its_own(s3_server: S3Server, tmp_path: Path, index_host: bool) -> None:
     """A crawl of several hosts mirrors OUT/HOST/ to PREFIX/HOST/: each read back is a complete set
-    of its own host; nothing lands at the prefix's top."""
+    of its own host; nothing lands at the prefix's top. With --index-host, the index of every host
+    goes with its host's set."""
     site = HostsSite(plain()).start()
     try:
         out = tmp_path / "public"
         pinned = resolve_options([*site.hosts], site.port)
+        options = ["--index-host", "www.plain.test"] if index_host else []
         process = run_cli("crawl", site.root("www.plain.test"), "--out", str(out), "--subdomains", *pinned,
-                          *publish_options(s3_server.url), env=aws_env(tmp_path))  # fmt: skip
+                          *options, *publish_options(s3_server.url), env=aws_env(tmp_path))  # fmt: skip
     finally:
         site.stop()
     assert process.returncode == 0, process.stderr
@@ -417,7 +420,10 @@ def test_each_hosts_set_goes_under_a_prefix_of_its_own(s3_server: S3Server, tmp_
         mine = {name.partition("/")[2]: data for name, data in objects.items() if name.startswith(host + "/")}
         assert {name: data for name, data in mine.items() if name in local_set(out / host)} == local_set(out / host)
         assert_complete(mine, tmp_path / "read-back" / host, f"http://{host}:{site.port}")
-    assert "Published to s3://bucket/site/maps/: 8 uploaded, 0 unchanged, 0 deleted" in process.stderr
+    uploaded = 9 if index_host else 8
+    assert f"Published to s3://bucket/site/maps/: {uploaded} uploaded, 0 unchanged, 0 deleted" in process.stderr
+    hosts_index = (out / "www.plain.test" / "sitemap-hosts.xml").read_bytes() if index_host else None
+    assert objects.get("www.plain.test/sitemap-hosts.xml") == hosts_index
 
 
 def test_the_audit_publishes_nothing(server: SiteServer, tmp_path: Path) -> None:
