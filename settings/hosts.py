@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from scrapy.settings import BaseSettings
 
-from crawler.addresses import HOST_NAME, Pinned, read_pinned
+from crawler.addresses import HOST_NAME, Pinned, ascii_host, read_pinned
 from crawler.failures import ConfigError
 from crawler.scope import Scope, public_suffix_free
 from settings.values import strings, whole_number
@@ -38,7 +38,7 @@ class Hosts:
 
 
 def read_hosts(settings: BaseSettings) -> Hosts:
-    names = tuple(name.lower().rstrip(".") for name in strings(settings, "SITEMAP_HOSTS"))
+    names = tuple(_ascii(name) for name in strings(settings, "SITEMAP_HOSTS"))
     for name in names:
         if not _HOST.fullmatch(name):
             raise ConfigError(f"SITEMAP_HOSTS: {name!r} is not a host name, nor *. and one (--host)")
@@ -53,7 +53,7 @@ def read_hosts(settings: BaseSettings) -> Hosts:
             pinned.append(read_pinned(text))
         except ValueError as error:
             raise ConfigError(f"SITEMAP_RESOLVE (--resolve): {error}") from None
-    index_host = str(settings.get("SITEMAP_INDEX_HOST") or "").lower().rstrip(".")
+    index_host = ascii_host(str(settings.get("SITEMAP_INDEX_HOST") or ""))
     if index_host and not HOST_NAME.fullmatch(index_host):
         raise ConfigError(f"SITEMAP_INDEX_HOST: {index_host!r} is not a host name (--index-host)")
     return Hosts(
@@ -64,3 +64,8 @@ def read_hosts(settings: BaseSettings) -> Hosts:
         pinned=tuple(pinned),
         index_host=index_host,
     )
+
+
+def _ascii(name: str) -> str:
+    """A --host name in its ASCII form, a glob's ``*.`` kept."""
+    return "*." + ascii_host(name[2:]) if name.startswith("*.") else ascii_host(name)

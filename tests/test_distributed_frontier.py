@@ -169,6 +169,24 @@ def test_the_codec_round_trips() -> None:
     assert decode(encode(queued)) == queued
 
 
+def test_a_crawl_delay_learnt_after_a_grant_counts_from_that_grant(redis_url: str) -> None:
+    """robots.txt is fetched before its Crawl-delay is known (a grant with no delay); the next
+    download, by whichever worker, still waits the Crawl-delay from it."""
+    from crawler.distributed.coordination import SitePace, Workers
+
+    async def body(redis: Redis) -> tuple[float, float]:
+        pace = SitePace(redis, "c", "https://e.com")
+        await Workers(redis, "c").beat("w", None)
+        assert await pace.try_acquire(delay=0, concurrency=8, token=pace.token("w", 1)) == 0  # robots.txt
+        await pace.release(pace.token("w", 1))
+        first = await pace.try_acquire(delay=2.0, concurrency=8, token=pace.token("w", 2))
+        later = await pace.try_acquire(delay=2.0, concurrency=8, token=pace.token("w", 2))
+        return first, later
+
+    first, later = run(redis_url, body)
+    assert 0 < first <= 2.0 and 0 < later <= first  # on Redis's clock: the wait shrinks as time goes
+
+
 def test_the_pace_holds_for_the_site_across_workers(redis_url: str) -> None:
     from crawler.distributed.coordination import SitePace, Workers
 

@@ -105,9 +105,13 @@ def test_validate_finds_an_entry_of_the_index_that_no_host_set_holds(site: Hosts
     broken = tmp_path / "broken"
     shutil.copytree(out, broken)
     (broken / "a.plain.test" / "sitemap-1.xml").unlink()
+    index = broken / "www.plain.test" / "sitemap-hosts.xml"
+    b_shard = f"http://b.plain.test:{site.port}/sitemap-1.xml"
+    index.write_text(index.read_text("utf-8").replace(b_shard, b_shard.replace("sitemap-1.xml", "sitemap.xml")))
     process = run_cli("validate", str(broken))
     assert process.returncode != 0
     assert f"http://a.plain.test:{site.port}/sitemap-1.xml: not a file of a.plain.test's set" in process.stdout
+    assert f"http://b.plain.test:{site.port}/sitemap.xml is an index: an index may not list another" in process.stdout
 
 
 def test_check_reads_each_hosts_sitemaps_its_robots_txt_vouches_for(site: HostsSite, tmp_path: Path) -> None:
@@ -135,6 +139,15 @@ def test_check_reads_each_hosts_sitemaps_its_robots_txt_vouches_for(site: HostsS
     site.hosts["c.plain.test"]["/robots.txt"] = (200, {"Content-Type": "text/plain"}, f"Sitemap: {url}\n")
     vouched = run_cli("check", f"http://www.plain.test:{site.port}/", *pinned, timeout=60)
     assert (vouched.returncode, vouched.stdout) == (0, ""), vouched.stdout + vouched.stderr
+    # --expect OUT/www: each host's file is compared with the folder of its own host.
+    expect = ("--expect", str(out / "www.plain.test"))
+    same = run_cli("check", f"http://www.plain.test:{site.port}/", *expect, *pinned, timeout=60)
+    assert (same.returncode, same.stdout) == (0, ""), same.stdout + same.stderr
+    status, headers, body = site.hosts["a.plain.test"]["/sitemap-1.xml"]
+    site.hosts["a.plain.test"]["/sitemap-1.xml"] = (status, headers, body.replace("</urlset>", "<!-- x --></urlset>"))
+    stale = run_cli("check", f"http://www.plain.test:{site.port}/", *expect, *pinned, timeout=60)
+    findings = stale.stdout.strip().splitlines()
+    assert len(findings) == 1 and f"stale: http://a.plain.test:{site.port}/sitemap-1.xml differs" in findings[0]
 
 
 @pytest.mark.parametrize(

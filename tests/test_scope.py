@@ -50,6 +50,24 @@ def test_resolve_rules_are_per_host_and_port() -> None:
         read_pinned("www.example.com:443:example.org")
 
 
+def test_a_host_name_in_another_script_is_taken_in_the_form_links_have() -> None:
+    """Links to bücher.example are crawled as xn--bcher-kva.example: --host, --index-host and
+    --resolve take either spelling and mean that host."""
+    from scrapy.settings import Settings
+
+    from settings.hosts import read_hosts
+
+    settings = Settings()
+    settings.setmodule("settings")
+    settings.set("SITEMAP_HOSTS", ["BÜCHER.example.test", "*.straße.test"])
+    settings.set("SITEMAP_INDEX_HOST", "bücher.example.test.")
+    hosts = read_hosts(settings)
+    assert hosts.names == ("xn--bcher-kva.example.test", "*.strasse.test")
+    assert hosts.index_host == "xn--bcher-kva.example.test"
+    assert Scope("https://www.example.test/", hosts.names).contains("https://xn--bcher-kva.example.test/")
+    assert read_pinned("bücher.example.test:443:127.0.0.1").host == "xn--bcher-kva.example.test"
+
+
 def test_a_host_folder_is_a_plain_host_name() -> None:
     assert host_folder("https://xn--bcher-kva.example/a") == "xn--bcher-kva.example"
     assert host_base("https://www.example.com:8443/maps/", "blog.example.com") == "https://blog.example.com:8443/maps/"

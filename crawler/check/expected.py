@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 from crawler.check.served import read_served
 from crawler.sitemaps.publish import MANIFEST_NAME
 
-__all__ = ["foreign_top", "stale"]
+__all__ = ["beside", "foreign_top", "stale"]
 
 
 def _index_name(folder: Path) -> str:
@@ -54,3 +54,13 @@ def stale(expect: Path, url: str, base: str, document: bytes) -> str | None:
     if read_served(url, {}, local.read_bytes()).document != document:
         return f"{url} differs from {local}: a cache or CDN serves an old copy (or the upload failed)"
     return None
+
+
+def beside(expect: Path | None, url: str) -> Path | None:
+    """The folder beside *expect* (``OUT/HOST/``) that holds the set of *url*'s host, if there is one:
+    where a file of another host listed by an index of every host was published from."""
+    if expect is None:
+        return None
+    host = (urlsplit(url).hostname or "").lower()
+    folder = expect.parent / host
+    return folder if host and folder.is_dir() and folder.parent == expect.parent else None

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from protego import Protego
 
 from crawler.check.cross import CrossHosts
-from crawler.check.expected import foreign_top, stale
+from crawler.check.expected import beside, foreign_top, stale
 from crawler.check.findings import ServedFinding
 from crawler.check.result import CheckResult, plural
 from crawler.check.sample import Listed, Sampler
@@ -59,6 +59,7 @@ class Fetch:
     listed: Listed | None = None  # the sampled URL's entry
     base: str = ""  # the folder URL of the top sitemap (--expect's root)
     foreign: bool = False  # another tool's set that robots.txt names beside ours (--expect has no such file)
+    expect: Path | None = None  # the folder it was published from, when not --expect's (another host's)
 
 
 class SetCheck:
@@ -243,7 +244,7 @@ class SetCheck:
             self._finding(ServedFinding.at(fetch.url, rule, message))
         if served.document is None:
             return
-        if self.expect is not None and not fetch.foreign:
+        if (fetch.expect or self.expect) is not None and not fetch.foreign:
             self._compare(fetch, served.document)
         check = DocumentCheck(fetch.url, self._cross.contexts.get(origin_of(fetch.url), self._context))
         children: list[Entry] = []
@@ -272,22 +273,23 @@ class SetCheck:
                 self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=fetch.base, foreign=fetch.foreign))
 
     def _proof(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> None:
-        """Another host's robots.txt, read for the Sitemap: line that lets an index here list its sitemaps."""
+        """Another host's robots.txt, read for the Sitemap: line that lets an index here list its
+        sitemaps; --expect OUT/HOST compares such a file with OUT/ITS-HOST, when there is one."""
         try:
             body = decode_content(body, ", ".join(headers.get("content-encoding", [])))
         except Undecodable:
             body = b""
         proven, findings = self._cross.proved(origin_of(fetch.url), status, body)
-        for finding in findings:
-            self._finding(finding)
-        for entry, _ in proven:
-            if entry.loc not in self._seen:
-                self._seen.add(entry.loc)
-                self._shards.append(Fetch(entry.loc, "shard", entry=entry))
+        self.result.findings += findings
+        for entry in (entry for entry, _ in proven if entry.loc not in self._seen):
+            self._seen.add(entry.loc)
+            expect, base = beside(self.expect, entry.loc), entry.loc.rsplit("/", 1)[0] + "/"
+            self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=base, foreign=not expect, expect=expect))
 
     def _compare(self, fetch: Fetch, document: bytes) -> None:
-        assert self.expect is not None
-        if fetch.url.startswith(fetch.base) and (message := stale(self.expect, fetch.url, fetch.base, document)):
+        expect = fetch.expect or self.expect
+        assert expect is not None
+        if fetch.url.startswith(fetch.base) and (message := stale(expect, fetch.url, fetch.base, document)):
             self._finding(ServedFinding.at(fetch.url, "stale", message))
 
     def _next(self) -> list[Fetch]:

@@ -77,10 +77,14 @@ if next_at > now + math.max(delay, longest) then
   next_at = now + delay
   redis.call('HSET', KEYS[1], 'next', next_at)
 end
+-- The delay known now counts from the last grant too: one taken before robots.txt's Crawl-delay
+-- was read (robots.txt itself) is as far from the next as the delay asks.
+local last = math.min(tonumber(redis.call('HGET', KEYS[1], 'last') or '0') or 0, now)
+next_at = math.max(next_at, last + delay)
 if now < next_at then
   return next_at - now
 end
-redis.call('HSET', KEYS[1], 'next', now + delay)
+redis.call('HSET', KEYS[1], 'next', now + delay, 'last', now)
 redis.call('ZADD', KEYS[2], now + hold, ARGV[5])
 return 0
 """

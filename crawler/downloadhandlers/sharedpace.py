@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler.extensions.politeness import Politeness
@@ -117,7 +118,9 @@ class SharedPaceHandler:
     async def download_request(self, request: Request) -> Response:
         handler = self._handler(request.url.split(":", 1)[0])
         site = self._site(request.url)
-        token = await self._slot(site, self.crawler.engine.downloader.get_slot_key(request))
+        # robots.txt always takes the slot: the Crawl-delay it brings counts from its download.
+        robots = urlparse_cached(request).path == "/robots.txt"
+        token = await self._slot(site, self.crawler.engine.downloader.get_slot_key(request), always=robots)
         try:
             response: Response = await handler.download_request(request)
             return response
@@ -145,7 +148,7 @@ class SharedPaceHandler:
         except (RedisError, OSError) as error:
             logger.warning("Could not hold the site for the other workers in Redis (%s)", error)
 
-    async def _slot(self, site: _Site, key: str) -> str | None:
+    async def _slot(self, site: _Site, key: str, *, always: bool = False) -> str | None:
         """The slot of *site*, taken now (its grant's token), or ``None`` when the shares suffice; a
         site held by a Retry-After (any worker's) is waited for first, checked at each recount.
         *key*: the downloader slot of the request, whose Crawl-delay Politeness knows."""
@@ -161,7 +164,7 @@ class SharedPaceHandler:
         if (held := site.held_until - time.monotonic()) > 0:
             await asyncio.sleep(held)
         delay, concurrency = self.politeness.site_pace(self.delay, key)
-        if delay <= 0 and concurrency >= self.live:
+        if delay <= 0 and concurrency >= self.live and not always:
             return None  # the shares add up to the limit: nothing to ask Redis
         token = site.pace.token(self.worker, next(_GRANTS))
         while (wait := await site.pace.try_acquire(delay, concurrency, token)) > 0:

@@ -87,15 +87,6 @@ class Politeness:
             return crawl_delay, 1
         return delay, self.crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
 
-    def hosts_pace(self, delay: float) -> tuple[float, int]:
-        """The pace of a crawl of several hosts, each at its own :meth:`site_pace`: their downloads
-        in flight added up, and as many downloads a second as all of them together allow."""
-        paces = [self.site_pace(delay, key) for key in self.paces] or [self.site_pace(delay)]
-        in_flight = sum(count for _, count in paces)
-        if any(interval <= 0 for interval, _ in paces):
-            return 0.0, in_flight
-        return 1 / sum(1 / interval for interval, _ in paces), in_flight
-
     @property
     def crawl_delay(self) -> float:
         """The longest Crawl-delay any site of this crawl asked for (capped), 0 without one."""

@@ -108,12 +108,16 @@ class RedisScheduler(BaseScheduler):
         self.robots_known = True
 
     def site_pace(self, delay: float, *, several: bool = False) -> tuple[float, int] | None:
-        """The site's pace for the link's leases (over *several* hosts, all of theirs together);
-        ``None`` until this worker has read robots.txt (its Crawl-delay may yet slow everything down)."""
+        """The site's pace for the link's leases; ``None`` until this worker has read robots.txt
+        (its Crawl-delay may yet slow everything down). Over *several* hosts, none: the frontier is
+        one queue for all of them, and leases cut to a slow host's pace would keep the other hosts'
+        pages waiting behind its own (each download still keeps its host's pace, in Redis)."""
         politeness = self.crawler.get_extension(Politeness)
+        if several:
+            return 0.0, self.link.room
         if not self.robots_known or politeness is None:
             return None
-        return politeness.hosts_pace(delay) if several else politeness.site_pace(delay)
+        return politeness.site_pace(delay)
 
     def spider_idle(self, spider: Spider) -> None:
         """Idle here is not the end: other workers may still find work; the link says when it is over."""

@@ -37,6 +37,7 @@ MAX_FAILURES_IN_A_ROW = 3
 MAX_ROOT_LEVELS = 8
 _HOST_NAME = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
 _ROOT = re.compile(rb"<(?:[A-Za-z0-9_.-]+:)?(urlset|sitemapindex)[\s>/]")
+_ROOT_INDEX = re.compile(rb"<(?:[A-Za-z0-9_.-]+:)?sitemapindex[\s>/]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +134,14 @@ class SitemapSet:
                 continue
             host = folders.get(_origin(item.loc))
             name = urlsplit(item.loc).path.rpartition("/")[2]
+            listed = path.parent.parent / (host or "") / name
+            where = (item.file, item.line, item.col)
             if host is None:
-                yield Finding(item.file, item.line, item.col, "host", f"{item.loc} is on no host with a set here")
-            elif not name or not (path.parent.parent / host / name).is_file():
-                yield Finding(item.file, item.line, item.col, "missing", f"{item.loc}: not a file of {host}'s set")
+                yield Finding(*where, "host", f"{item.loc} is on no host with a set here")
+            elif not name or not listed.is_file():
+                yield Finding(*where, "missing", f"{item.loc}: not a file of {host}'s set")
+            elif _ROOT_INDEX.search(read_head(listed) or b""):
+                yield Finding(*where, "nested-index", f"{item.loc} is an index: an index may not list another index")
         if check.kind != "sitemapindex":
             yield Finding(str(path), 1, 1, "root", "an index of every host's sitemaps must be a sitemapindex")
 
