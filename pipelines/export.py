@@ -158,6 +158,8 @@ class SitemapExportPipeline:
                 raise ValueError(state.broken)
             if state is not None and state.mode is RunMode.UPDATE:
                 result.carried = state.carry_forward(self._spool_carried)
+            elif state is not None:
+                state.keep_out_of_reach()
             if len(self.spool) == 0:
                 result.not_published, result.detail = NotPublished.NOTHING_LISTED, "no listable pages"
                 return
@@ -192,10 +194,8 @@ class SitemapExportPipeline:
         assert self.spool is not None and self.staging is not None
         config, layout = self.config, self.config.layout
         news = news_entries(self.spool, config.news_name, moment) if config.news_name else ()
-        if config.audit.hosts:
-            in_scope = Scope(config.audit.hosts.production).contains
-        else:
-            in_scope = config.hosts.scope(config.start_url).contains
+        audited = config.audit.hosts  # an audit's set lists production's URLs
+        in_scope = Scope(audited.production).contains if audited else config.hosts.scope(config.start_url).contains
         now = w3c_datetime(moment)
         with_rules = partial(
             site_entries,

@@ -339,6 +339,7 @@ def test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it
         host: {path.name: path.read_bytes() for path in (out / host).iterdir()}
         for host in ("b.plain.test", "c.plain.test", "blog.plain.test")
     }
+    before = {host: dict(plain_site.hosts[host]) for host in ("b.plain.test", "blog.plain.test")}
     plain_site.hosts["a.plain.test"]["/"] = (404, {"Content-Type": "text/html"}, "<html>gone</html>")
     plain_site.hosts["b.plain.test"]["/robots.txt"] = (503, TEXT, "down for maintenance")
     for path in ("/", "/post"):
@@ -358,6 +359,18 @@ def test_a_host_whose_urls_all_left_has_its_set_withdrawn_and_an_outage_keeps_it
     assert "c.plain.test                   its earlier set is kept: not a host of this crawl" in said
     assert f"Sitemap: {second.url('a.plain.test', '/sitemap.xml')}" not in second.process.stdout
     assert run_cli("validate", str(out)).returncode == 0
+    # The state store keeps the pages of a host out of reach listed: none is reported removed, and
+    # none comes back "added" (nor with a new lastmod) when its host answers again.
+    changes = (tmp_path / "out.changes.jsonl").read_text("utf-8")
+    assert second.url("a.plain.test") in changes
+    assert "b.plain.test" not in changes and "blog.plain.test" not in changes, changes
+    plain_site.hosts.update(before)
+    third = crawl_plain(plain_site, out, *hosts)
+    assert third.process.returncode == 0, third.process.stderr
+    for host in ("b.plain.test", "blog.plain.test"):
+        assert {path.name: path.read_bytes() for path in (out / host).iterdir()} == kept[host], host
+    changes = (tmp_path / "out.changes.jsonl").read_text("utf-8") if (tmp_path / "out.changes.jsonl").exists() else ""
+    assert "b.plain.test" not in changes and "blog.plain.test" not in changes, changes
 
 
 def test_max_shrink_guards_each_hosts_set_on_its_own(tmp_path: Path) -> None:

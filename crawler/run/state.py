@@ -206,6 +206,17 @@ class RunState:
         self.store.commit()
         return count
 
+    def keep_out_of_reach(self) -> int:
+        """The URLs of the hosts out of reach this run (their sets are kept: an outage is no
+        removal) stay listed as the last published run listed them: never reported removed, and
+        not "added" with a new lastmod when their host answers again. Returns how many."""
+        previous = self.store.previous_run(self.run)
+        if previous is None:
+            return 0
+        kept = sum(self.store.keep_listed(self.run, previous, origin + "/") for origin in self.result.outages())
+        self.store.commit()
+        return kept
+
     def placement(self, max_urls: int, *, delta: bool, delta_rotate: int, compact: bool) -> tuple[Placer, int]:
         """Where each listed URL goes, and how many go to the delta sitemap:
         stable shards (repacked when *compact*), or with *delta* the delta

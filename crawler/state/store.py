@@ -26,6 +26,7 @@ from typing import Any
 from crawler.records import decode, encode
 from crawler.state.lock import StateLocked, StoreLock
 from crawler.state.schema import migrate
+from crawler.state.shard_columns import ShardColumns
 
 __all__ = ["UNKNOWN", "Listing", "PageState", "StateLocked", "StateStore", "Unknown"]
 
@@ -107,7 +108,7 @@ _PAGE_COLUMNS = (
 )
 
 
-class StateStore:
+class StateStore(ShardColumns):
     """Open (creating or migrating) the store at *path* and lock it.
 
     Raises :class:`StateLocked` when another process holds it; the lock is
@@ -269,6 +270,23 @@ class StateStore:
         for url, lastmod, blob, group in rows:
             yield str(url), lastmod, (_decoded(url, blob) or {}) if blob else {}, str(group or "")
 
+    def keep_listed(self, run: int, previous: int, prefix: str) -> int:
+        """The URLs under *prefix* (an origin's root) that *previous* listed (or a later run that did
+        not publish) stay listed by *run*, as they were: this run's outcome for them is forgotten
+        (their host was out of reach, which says nothing of its pages). Returns how many."""
+        chosen = (previous, len(prefix), prefix)
+        self.db.execute(
+            "DELETE FROM history WHERE run = ? AND url IN"
+            " (SELECT url FROM page WHERE listed_run >= ? AND substr(url, 1, ?) = ?)",
+            (run, *chosen),
+        )
+        cursor = self.db.execute(
+            "UPDATE page SET listed_run = ?, last_run = ?, status = 200, outcome = 'listed', reason = NULL"
+            " WHERE listed_run >= ? AND substr(url, 1, ?) = ?",
+            (run, run, *chosen),
+        )
+        return int(cursor.rowcount)
+
     def mark_carried(self, run: int, previous: int) -> int:
         """Count the URLs :meth:`carried` gives as listed by *run* too; return how many."""
         cursor = self.db.execute(
@@ -294,43 +312,6 @@ class StateStore:
     def history(self, url: str) -> list[tuple[int, int | None, str, str | None]]:
         rows = self.db.execute("SELECT run, status, outcome, reason FROM history WHERE url = ? ORDER BY run", (url,))
         return [(int(r[0]), r[1], str(r[2]), r[3]) for r in rows]
-
-    # -- shards -------------------------------------------------------------------
-
-    def shards_from(self, url: str, count: int) -> list[tuple[str, str | None, int | None, int | None]]:
-        """(url, group, shard, position) stored for the *count* URLs from *url* on, in URL order."""
-        sql = "SELECT url, shard_group, shard, position FROM page WHERE url >= ? ORDER BY url LIMIT ?"
-        return [(str(row[0]), row[1], row[2], row[3]) for row in self.db.execute(sql, (url, count))]
-
-    def last_shard(self, group: str) -> tuple[int, int, int] | None:
-        """(shard, listed URLs, last position) of *group*'s highest shard, or ``None``."""
-        top = self.db.execute("SELECT max(shard) FROM page WHERE shard_group = ?", (group,)).fetchone()[0]
-        if top is None:
-            return None
-        count, last = self.db.execute(
-            "SELECT sum(outcome = 'listed'), max(position) FROM page WHERE shard_group = ? AND shard = ?",
-            (group, top),
-        ).fetchone()
-        return int(top), int(count or 0), int(last or 0)
-
-    def set_shard(self, url: str, group: str, shard: int, position: int) -> None:
-        self.db.execute(
-            "UPDATE page SET shard_group = ?, shard = ?, position = ? WHERE url = ?", (group, shard, position, url)
-        )
-
-    def move_to_new_shard(self, urls: list[str], group: str) -> int:
-        """Put *urls* into a fresh shard of *group* (their shard outgrew its bytes)."""
-        top = self.db.execute("SELECT max(shard) FROM page WHERE shard_group = ?", (group,)).fetchone()[0]
-        shard = int(top or 0) + 1
-        self.db.executemany(
-            "UPDATE page SET shard = ?, position = ? WHERE url = ?",
-            [(shard, position, url) for position, url in enumerate(urls)],
-        )
-        return shard
-
-    def reset_shards(self) -> None:
-        """Forget every shard assignment (compaction: the next export packs densely)."""
-        self.db.execute("UPDATE page SET shard_group = NULL, shard = NULL, position = NULL")
 
     def removed_since(self, run: int, previous: int) -> Iterator[tuple[str, int | None, str, str | None]]:
         """URLs listed by *previous* that *run* does not list: (url, status, outcome, reason)."""
