@@ -61,6 +61,7 @@ class ExportResult:
     withdrawn: list[str] = field(default_factory=list)  # hosts whose set was removed: no URL of theirs listed
     kept: dict[str, str] = field(default_factory=dict)  # hosts whose earlier set was left as it was, and why
     hosts_index: str | None = None  # --index-host: the URL of the index of every host's sitemaps
+    hosts_index_missing: str = ""  # --index-host: why no such index was written
     not_published: NotPublished | None = None
     detail: str = ""  # the reason behind not_published, in words
     news_urls: int = 0

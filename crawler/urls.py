@@ -23,6 +23,7 @@ __all__ = [
     "UrlSet",
     "normalize_or_raw",
     "normalize_url",
+    "origin_of",
     "resolve_link",
     "site_root",
 ]
@@ -229,6 +230,12 @@ def _joined(base: str, href: str) -> str | None:
         return urljoin(base, href)
     except ValueError:
         return None
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of any URL, lower case (no trailing slash; *url* need not be normalised)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def site_root(url: str) -> str:

@@ -250,7 +250,7 @@ class SitemapExportPipeline:
         result.withdrawn, result.kept = host_sets.settle_gone_hosts(in_out, result.sets, publisher_for)
         if config.hosts.index_host:  # the index of every host's sitemaps, on one of them
             index = host_sets.write_hosts_index(config.hosts.index_host, in_out, result.sets, publisher_for, scope)
-            result.hosts_index = index
+            result.hosts_index, result.hosts_index_missing = index
         return result.sets.get(host_sets.host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:

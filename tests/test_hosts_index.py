@@ -104,13 +104,13 @@ def test_validate_finds_an_entry_of_the_index_that_no_host_set_holds(site: Hosts
     assert crawl(site, out, "--index-host", "www.plain.test")[0] == 0
     broken = tmp_path / "broken"
     shutil.copytree(out, broken)
-    (broken / "a.plain.test" / "sitemap-1.xml").unlink()
     index = broken / "www.plain.test" / "sitemap-hosts.xml"
-    b_shard = f"http://b.plain.test:{site.port}/sitemap-1.xml"
-    index.write_text(index.read_text("utf-8").replace(b_shard, b_shard.replace("sitemap-1.xml", "sitemap.xml")))
+    a_shard, b_shard = (f"http://{host}:{site.port}/sitemap-1.xml" for host in ("a.plain.test", "b.plain.test"))
+    text = index.read_text("utf-8").replace(a_shard, a_shard.replace("-1.", "-9."))
+    index.write_text(text.replace(b_shard, b_shard.replace("sitemap-1.xml", "sitemap.xml")))
     process = run_cli("validate", str(broken))
     assert process.returncode != 0
-    assert f"http://a.plain.test:{site.port}/sitemap-1.xml: not a file of a.plain.test's set" in process.stdout
+    assert f"http://a.plain.test:{site.port}/sitemap-9.xml: not a file of a.plain.test's set" in process.stdout
     assert f"http://b.plain.test:{site.port}/sitemap.xml is an index: an index may not list another" in process.stdout
 
 
@@ -136,7 +136,9 @@ def test_check_reads_each_hosts_sitemaps_its_robots_txt_vouches_for(site: HostsS
     assert {("a.plain.test", "/sitemap-1.xml"), ("b.plain.test", "/sitemap-1.xml")} <= fetched
     assert ("c.plain.test", "/sitemap-1.xml") not in fetched  # not vouched for: not read as part of the set
     assert {("a.plain.test", "/robots.txt"), ("c.plain.test", "/robots.txt")} <= fetched
-    site.hosts["c.plain.test"]["/robots.txt"] = (200, {"Content-Type": "text/plain"}, f"Sitemap: {url}\n")
+    # c's robots.txt moved (a redirect, followed as the site's own is) and names the index now.
+    site.hosts["c.plain.test"]["/robots.txt"] = (301, {"Location": "/robots-new.txt"}, "")
+    site.hosts["c.plain.test"]["/robots-new.txt"] = (200, {"Content-Type": "text/plain"}, f"Sitemap: {url}\n")
     vouched = run_cli("check", f"http://www.plain.test:{site.port}/", *pinned, timeout=60)
     assert (vouched.returncode, vouched.stdout) == (0, ""), vouched.stdout + vouched.stderr
     # --expect OUT/www: each host's file is compared with the folder of its own host.
@@ -148,6 +150,17 @@ def test_check_reads_each_hosts_sitemaps_its_robots_txt_vouches_for(site: HostsS
     stale = run_cli("check", f"http://www.plain.test:{site.port}/", *expect, *pinned, timeout=60)
     findings = stale.stdout.strip().splitlines()
     assert len(findings) == 1 and f"stale: http://a.plain.test:{site.port}/sitemap-1.xml differs" in findings[0]
+    # An entry on a host of another site is never fetched: it stays a host error.
+    site.hosts["www.other.test"] = {"/robots.txt": (200, {"Content-Type": "text/plain"}, f"Sitemap: {url}\n")}
+    status, headers, body = site.hosts["www.plain.test"]["/sitemap-hosts.xml"]
+    foreign = f"http://www.other.test:{site.port}/sitemap-1.xml"
+    body = body.replace("</sitemapindex>", f"<sitemap><loc>{foreign}</loc></sitemap></sitemapindex>")
+    site.hosts["www.plain.test"]["/sitemap-hosts.xml"] = (status, headers, body)
+    site.hits.clear()
+    pinned = resolve_options([*site.hosts], site.port)
+    elsewhere = run_cli("check", f"http://www.plain.test:{site.port}/", *pinned, timeout=60)
+    assert elsewhere.returncode == 1 and f"host: {foreign} is not on" in elsewhere.stdout, elsewhere.stdout
+    assert site.hits_of("www.other.test") == []
 
 
 @pytest.mark.parametrize(
@@ -163,3 +176,15 @@ def test_a_wrong_index_host_is_one_line_and_exit_2(tmp_path: Path, options: list
     assert process.returncode == 2
     assert message in process.stderr and "Traceback" not in process.stderr
     assert len(process.stderr.strip().splitlines()) == 1, process.stderr
+
+
+def test_a_file_of_that_name_that_is_not_ours_is_left_alone(site: HostsSite, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "www.plain.test").mkdir(parents=True)
+    mine = out / "www.plain.test" / "sitemap-hosts.xml"
+    mine.write_text("<p>the site's own</p>")
+    code, stdout, stderr = crawl(site, out, "--index-host", "www.plain.test")
+    assert mine.read_text() == "<p>the site's own</p>"
+    assert code == 0, stderr  # each host's own set is published; only the index of every host is not
+    assert "No index of every host's sitemaps (--index-host):" in stderr and "not written by sitemap-crawler" in stderr
+    assert f"http://www.plain.test:{site.port}/sitemap-hosts.xml" not in stdout

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from crawler.addresses import HOST_NAME
 from crawler.check.served import read_served
 from crawler.sitemaps.publish import MANIFEST_NAME
 
@@ -63,4 +64,4 @@ def beside(expect: Path | None, url: str) -> Path | None:
         return None
     host = (urlsplit(url).hostname or "").lower()
     folder = expect.parent / host
-    return folder if host and folder.is_dir() and folder.parent == expect.parent else None
+    return folder if HOST_NAME.fullmatch(host) and folder.is_dir() else None

@@ -26,7 +26,7 @@ from crawler.check.sample import Listed, Sampler
 from crawler.check.served import Headers, Undecodable, decode_content, judge_page, read_served
 from crawler.protocol import MAX_BYTES
 from crawler.robots_rules import MAX_ROBOTS_REDIRECTS, parse_robots, redirect_followed, truncated
-from crawler.urls import normalize_or_raw, resolve_link
+from crawler.urls import normalize_or_raw, origin_of, resolve_link
 from crawler.validate.document import DocumentCheck, Entry, SetContext
 from crawler.validate.findings import Finding
 
@@ -34,11 +34,6 @@ __all__ = ["Fetch", "SetCheck", "is_site_root", "origin_of"]
 
 #: The most of a sampled page's body that is read (its head says noindex and canonical).
 PAGE_BYTES = 10 * 1024 * 1024
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def is_site_root(url: str) -> bool:
@@ -89,7 +84,7 @@ class SetCheck:
         self._phase = "robots"
         self._shards: list[Fetch] = []
         self._seen: set[str] = set()
-        self._cross = CrossHosts()  # an index's sitemaps on other hosts, read once their robots.txt names it
+        self._cross = CrossHosts(target)  # an index's sitemaps on other hosts, read once their robots.txt names it
         #: How many of the sample's requests fit in the time left (the client's pace knows): all by default.
         self.fits: Callable[[int], int] = lambda wanted: wanted
 
@@ -105,8 +100,8 @@ class SetCheck:
         if fetch.role == "robots":
             return self._robots(fetch, status, headers, body)
         if fetch.role == "proof":
-            self._proof(fetch, status, headers, body)
-        elif fetch.role == "page":
+            return [*self._proof(fetch, status, headers, body), *self._next()]
+        if fetch.role == "page":
             self._page(fetch, status, headers, body)
         elif status != 200:
             self._sitemap_failed(fetch, f"answers HTTP {status}", headers)
@@ -122,8 +117,8 @@ class SetCheck:
         if fetch.role == "robots":
             return self._robots(fetch, 0, {}, b"", message)
         if fetch.role == "proof":
-            self._proof(fetch, 0, {}, b"")
-        elif fetch.role == "page":
+            return [*self._proof(fetch, 0, {}, b""), *self._next()]
+        if fetch.role == "page":
             assert fetch.listed is not None
             why = f"larger than {PAGE_BYTES:,} bytes, not read" if oversized else f"no answer ({message.rstrip('.')})"
             self._add(fetch.listed, "sample-status", f"{fetch.url}: {why}")
@@ -221,8 +216,9 @@ class SetCheck:
         return message is not None
 
     def _sitemap_fetch(self, fetch: Fetch) -> Fetch:
-        """*fetch*, after noting whether robots.txt lets a search engine read it."""
-        if self.robots is not None and not self.robots.can_fetch(fetch.url, self.user_agent):
+        """*fetch*, after noting whether robots.txt (its host's) lets a search engine read it."""
+        robots = self.robots if origin_of(fetch.url) == self.origin else self._cross.rules.get(origin_of(fetch.url))
+        if robots is not None and not robots.can_fetch(fetch.url, self.user_agent):
             entry = fetch.entry
             where = (entry.file, entry.line, entry.col) if entry else (self.robots_url, 1, 1)
             message = f"robots.txt disallows {fetch.url} for {self.user_agent}"
@@ -248,11 +244,11 @@ class SetCheck:
             self._compare(fetch, served.document)
         check = DocumentCheck(fetch.url, self._cross.contexts.get(origin_of(fetch.url), self._context))
         children: list[Entry] = []
+        held: list[Finding] = []  # a top index's entries on other hosts: their robots.txt may vouch for them
         for item in check.run(served.document):
-            cross = check.kind == "sitemapindex" and fetch.role == "top" and origin_of(item.loc or "") != self.origin
-            if isinstance(item, Finding) and item.rule == "host" and cross:
-                continue  # a sitemap on another host: its robots.txt says whether it may be (crawler/check/cross.py)
-            if not isinstance(item, Entry):
+            if isinstance(item, Finding) and item.rule == "host" and check.kind == "sitemapindex":
+                held.append(item)
+            elif not isinstance(item, Entry):
                 self._finding(ServedFinding.of(item))
             elif item.kind == "url":
                 self.result.urls += 1
@@ -267,24 +263,25 @@ class SetCheck:
             self._finding(ServedFinding(entry.file, entry.line, entry.col, "nested-index", message, fetch.url))
         for entry in children:
             if origin_of(entry.loc) != self.origin:
-                self._cross.offer(origin_of(entry.loc), entry, fetch.url)
+                self._cross.offer(entry, fetch.url)  # judged by its host's robots.txt, if it is the site's
             elif entry.loc not in self._seen:
                 self._seen.add(entry.loc)
                 self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=fetch.base, foreign=fetch.foreign))
+        self.result.findings += [ServedFinding.of(finding) for finding in held if not self._cross.offered(finding)]
 
-    def _proof(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> None:
+    def _proof(self, fetch: Fetch, status: int, headers: Headers, body: bytes) -> list[Fetch]:
         """Another host's robots.txt, read for the Sitemap: line that lets an index here list its
         sitemaps; --expect OUT/HOST compares such a file with OUT/ITS-HOST, when there is one."""
-        try:
-            body = decode_content(body, ", ".join(headers.get("content-encoding", [])))
-        except Undecodable:
-            body = b""
-        proven, findings = self._cross.proved(origin_of(fetch.url), status, body)
+        origin = fetch.base or origin_of(fetch.url)  # a redirect's target keeps the host it is for
+        if target := self._cross.redirected(origin, status, headers, fetch.hops):
+            return self._issue([Fetch(target, "proof", hops=fetch.hops + 1, base=origin)])
+        proven, findings = self._cross.proved(origin, status, headers, body)
         self.result.findings += findings
         for entry in (entry for entry, _ in proven if entry.loc not in self._seen):
             self._seen.add(entry.loc)
             expect, base = beside(self.expect, entry.loc), entry.loc.rsplit("/", 1)[0] + "/"
             self._shards.append(Fetch(entry.loc, "shard", entry=entry, base=base, foreign=not expect, expect=expect))
+        return []
 
     def _compare(self, fetch: Fetch, document: bytes) -> None:
         expect = fetch.expect or self.expect

@@ -255,7 +255,11 @@ def run_crawl_command(args: argparse.Namespace) -> int:
         code = EXIT_RENDER_FAILED  # published, but not every page was read as a browser shows it
     if published is not None and config.publish is not None and result.stopped_by is None:
         result.remote = mirror_published(
-            config.publish, published, overwrite_foreign=config.overwrite_foreign, sets=result.export.sets
+            config.publish,
+            published,
+            overwrite_foreign=config.overwrite_foreign,
+            sets=result.export.sets,
+            last=config.hosts.index_host,
         )
         code = EXIT_UPLOAD_FAILED if result.remote.error is not None else code
         result.stopped_by = result.remote.stopped_by

@@ -83,7 +83,7 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
                f"only {site_root(config.start_url)} is crawled (--subdomains or --host would take it in)")
         )  # fmt: skip
     lines.extend(sitemap_lines(result))
-    lines.extend(host_lines(result, config))
+    lines.extend(host_lines(result))
     if result.report_path:
         lines.append(f"Report: {result.report_path}")
     if result.run is not None:
@@ -105,7 +105,7 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     return lines
 
 
-def host_lines(result: CrawlResult, config: SitemapConfig) -> list[str]:
+def host_lines(result: CrawlResult) -> list[str]:
     """A crawl of several hosts: each host's URLs, and where its own sitemap set is."""
     if not result.origins:
         return []
@@ -131,8 +131,8 @@ def host_lines(result: CrawlResult, config: SitemapConfig) -> list[str]:
     ]
     if export.hosts_index:
         lines.append(f"  One index of every host's sitemaps: {export.hosts_index} (--index-host)")
-    elif config.hosts.index_host:
-        lines.append(f"  No index of every host's sitemaps: {config.hosts.index_host} has no set of its own")
+    elif export.hosts_index_missing:
+        lines.append(f"  No index of every host's sitemaps (--index-host): {export.hosts_index_missing}")
     return lines
 
 

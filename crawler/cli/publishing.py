@@ -59,14 +59,17 @@ def mirror_published(
     *,
     overwrite_foreign: bool,
     sets: Mapping[str, PublishResult] | None = None,
+    last: str = "",
 ) -> RemotePublish:
     """Mirror the set just published into its folder to the bucket; of a crawl of several hosts,
-    each host's set (*sets*, by folder) under a prefix of its own, ``PREFIX/HOST/``, as in OUT."""
+    each host's set (*sets*, by folder) under a prefix of its own, ``PREFIX/HOST/``, as in OUT, the
+    set of *last* (the index host: its index of every host names the others' files) after the others."""
     from crawler.services.s3 import mirror  # noqa: PLC0415 - boto3 with --publish only
     from crawler.sitemaps.remote import RemotePublish, S3Location  # noqa: PLC0415
 
     location = publish.location
-    each = {"": published} if not sets else {f"{folder}/": result for folder, result in sorted(sets.items())}
+    ordered = sorted((sets or {}).items(), key=lambda item: (item[0] == last, item[0]))
+    each = {"": published} if not sets else {f"{folder}/": result for folder, result in ordered}
     outcome = RemotePublish(str(location))
     # Scrapy's handlers outlive its reactor and would ignore a SIGTERM now: the uploads stop at once
     # instead (the bucket keeps a complete set whatever the moment), and the run exits 128 + signal.

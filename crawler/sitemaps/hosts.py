@@ -11,7 +11,6 @@ entries come one after the other.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from itertools import groupby
@@ -20,7 +19,7 @@ from urllib.parse import urlsplit
 
 from crawler.addresses import HOST_NAME
 from crawler.sitemaps.naming import HOST_GROUP_SEP
-from crawler.sitemaps.publish import MANIFEST_NAME
+from crawler.sitemaps.publish import MANIFEST_NAME, ForeignFiles
 from crawler.sitemaps.shards import write_assigned, write_sitemaps
 from crawler.sitemaps.spool import SpooledUrl
 from crawler.sitemaps.writer import render_index
@@ -38,8 +37,6 @@ __all__ = [
     "host_base", "host_folder", "host_group", "host_sets_in", "hosts_index_name", "settle_gone_hosts",
     "write_host_sets", "write_hosts_index",
 ]  # fmt: skip
-
-logger = logging.getLogger(__name__)
 
 
 def host_folder(url: str) -> str:
@@ -154,18 +151,17 @@ def write_hosts_index(
     written: Mapping[str, PublishResult],
     publisher_for: Callable[[str], SitemapPublisher],
     scope: Scope,
-) -> str | None:
+) -> tuple[str | None, str]:
     """One index on the host of *index_folder* listing the files of every host's published set,
     each on its own host: the sets *written* this run and those of *sets* (:func:`host_sets_in`)
     kept through an outage. Search engines accept it for a host whose robots.txt names it
     (cross-submission): the sitemaps of several hosts submitted in one place. It is an extra of
-    the index host's set. Returns its URL; ``None`` (and no such file) when the index host has no
-    set of its own, or when it would be past the protocol's limits (the old one removed)."""
+    the index host's set. Returns its URL, or ``None`` (and no such file of ours) and why."""
     own = publisher_for(index_folder)
     name = hosts_index_name(own.index_name)
     if not own.read_manifest():
         own.remove_extra(name)
-        return None
+        return None, f"{index_folder} has no set of its own"
     folders = [folder for folder, root, why in sets if folder in written or (why and scope.contains(root))]
     entries = []
     for folder in sorted(folders, key=lambda each: (each != index_folder, each)):
@@ -175,13 +171,15 @@ def write_hosts_index(
     try:
         data = render_index(entries)
     except ValueError as error:  # past 50,000 files in all: each host's own index still stands
-        logger.warning("No index of every host's sitemaps on %s: %s", index_folder, error)
         own.remove_extra(name)
-        return None
-    own.add_extra(name, data)
+        return None, str(error)
+    try:
+        own.add_extra(name, data)
+    except ForeignFiles as error:
+        return None, str(error)
     if index_folder in written:
         written[index_folder].extras.append(name)  # published with the set (--publish)
-    return own.base_url + name
+    return own.base_url + name, ""
 
 
 def _origin(base_url: str, folder: str) -> str:

@@ -114,7 +114,10 @@ class SitemapPublisher:
     def add_extra(self, name: str, data: bytes) -> bool:
         """*data* as the file *name* beside the published set, swapped in whole, and kept among the
         set's extras (the manifest says it is ours; :meth:`withdraw` removes it). False when the
-        file held *data* already (its mtime kept)."""
+        file held *data* already (its mtime kept). :class:`ForeignFiles` when a file of that name
+        is there and not ours (without ``overwrite_foreign``)."""
+        if not self.overwrite_foreign and (clash := self.foreign([name])):
+            raise ForeignFiles(self.out_dir, clash)
         path = self.out_dir / name
         changed = _read(path) != data or path.is_symlink()
         if changed:
@@ -130,9 +133,10 @@ class SitemapPublisher:
         return changed
 
     def remove_extra(self, name: str) -> None:
-        """The extra *name* no step writes any more: gone, and no longer the set's."""
-        (self.out_dir / name).unlink(missing_ok=True)
+        """The extra *name* no step writes any more: gone, and no longer the set's (a file of that
+        name that is not the set's is left alone)."""
         if name in self._extras():
+            (self.out_dir / name).unlink(missing_ok=True)
             self._set_extras([extra for extra in self._extras() if extra != name])
 
     def _set_extras(self, names: list[str]) -> None:

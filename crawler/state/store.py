@@ -274,15 +274,15 @@ class StateStore(ShardColumns):
         """The URLs under *prefix* (an origin's root) that *previous* listed (or a later run that did
         not publish) stay listed by *run*, as they were: this run's outcome for them is forgotten
         (their host was out of reach, which says nothing of its pages). Returns how many."""
-        chosen = (previous, len(prefix), prefix)
+        chosen = (previous, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1))  # the URLs from prefix on, below the next
         self.db.execute(
             "DELETE FROM history WHERE run = ? AND url IN"
-            " (SELECT url FROM page WHERE listed_run >= ? AND substr(url, 1, ?) = ?)",
+            " (SELECT url FROM page WHERE listed_run >= ? AND url >= ? AND url < ?)",
             (run, *chosen),
         )
         cursor = self.db.execute(
             "UPDATE page SET listed_run = ?, last_run = ?, status = 200, outcome = 'listed', reason = NULL"
-            " WHERE listed_run >= ? AND substr(url, 1, ?) = ?",
+            " WHERE listed_run >= ? AND url >= ? AND url < ?",
             (run, run, *chosen),
         )
         return int(cursor.rowcount)

@@ -22,6 +22,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from crawler.addresses import Pinned
+from crawler.urls import origin_of
+from crawler.validate.crossed import hosts_index_findings, hosts_indexes
 from crawler.validate.document import DocumentCheck, Entry, SetContext
 from crawler.validate.findings import Finding
 from crawler.validate.lastmods import SAME_LASTMOD_SHARE
@@ -29,15 +31,12 @@ from crawler.validate.read import SitemapReadError, read_head, read_sitemap
 
 __all__ = ["MAX_FAILURES_IN_A_ROW", "SetOptions", "SitemapSet", "check_set"]
 
-#: How the file of an index of every host's sitemaps ends (crawler.sitemaps.hosts.hosts_index_name).
-HOSTS_INDEX_END = "-hosts.xml"
 #: A remote index whose server failed this many times in a row is not read further.
 MAX_FAILURES_IN_A_ROW = 3
 #: How far above an index its site root is looked for.
 MAX_ROOT_LEVELS = 8
 _HOST_NAME = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
 _ROOT = re.compile(rb"<(?:[A-Za-z0-9_.-]+:)?(urlset|sitemapindex)[\s>/]")
-_ROOT_INDEX = re.compile(rb"<(?:[A-Za-z0-9_.-]+:)?sitemapindex[\s>/]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +63,6 @@ def _is_remote(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
-
-
 class SitemapSet:
     """The entries and findings of a sitemap set; counts are final after iterating."""
 
@@ -80,7 +74,7 @@ class SitemapSet:
         self.skipped = 0  # XML files in a folder that are no sitemaps (feeds, configs)
         origin = self.options.origin
         if origin is None and _is_remote(self.target):
-            origin = _origin(self.target)
+            origin = origin_of(self.target)
         aliases = frozenset(alias.lower().rstrip("/") for alias in self.options.aliases)
         share = self.options.same_lastmod_share
         self._context = SetContext(origin.lower() if origin else None, origin is not None, aliases, share)
@@ -101,7 +95,7 @@ class SitemapSet:
         for host in hosts:  # a crawl of several hosts: a set per host, each on its own origin
             self._context = replace(self._context, origin=None, seen={})
             indexes, urlsets = self._sitemaps_in(host)
-            crossed += [path for path in indexes if path.name.endswith(HOSTS_INDEX_END)]
+            crossed += [path for path in indexes if path.name in hosts_indexes(host)]
             for path in [path for path in indexes if path not in crossed] + urlsets:
                 yield from self._file(str(path), host, nested=False)
             origin = self._context.origin
@@ -116,34 +110,8 @@ class SitemapSet:
             yield Finding(self.target, 1, 1, "no-sitemaps", f"no sitemap in {folder}" + other)
 
     def _hosts_index(self, path: Path, origins: dict[str, str]) -> Iterator[Finding]:
-        """An index of every host's sitemaps in the folder of one host (``--index-host``): each
-        entry must be a file of a host's set in this folder's parent, on that host's origin (the
-        robots.txt lines that let search engines take it are ``check``'s to see)."""
         self.files += 1
-        try:
-            data = read_sitemap(str(path), self.options.timeout)
-        except SitemapReadError as error:
-            yield Finding(str(path), 1, 1, error.rule, str(error))
-            return
-        folders = {origin: host for host, origin in origins.items()}
-        check = DocumentCheck(str(path), SetContext(origins.get(path.parent.name), True))
-        for item in check.run(data):
-            if isinstance(item, Finding):
-                if item.rule != "host":  # each entry's host is judged below, against the sets beside
-                    yield item
-                continue
-            host = folders.get(_origin(item.loc))
-            name = urlsplit(item.loc).path.rpartition("/")[2]
-            listed = path.parent.parent / (host or "") / name
-            where = (item.file, item.line, item.col)
-            if host is None:
-                yield Finding(*where, "host", f"{item.loc} is on no host with a set here")
-            elif not name or not listed.is_file():
-                yield Finding(*where, "missing", f"{item.loc}: not a file of {host}'s set")
-            elif _ROOT_INDEX.search(read_head(listed) or b""):
-                yield Finding(*where, "nested-index", f"{item.loc} is an index: an index may not list another index")
-        if check.kind != "sitemapindex":
-            yield Finding(str(path), 1, 1, "root", "an index of every host's sitemaps must be a sitemapindex")
+        yield from hosts_index_findings(path, origins, self.options.timeout)
 
     def _sitemaps_in(
         self, folder: Path, skip: set[str] | frozenset[str] = frozenset()
@@ -178,7 +146,7 @@ class SitemapSet:
         self._unreadable = False
         credentials = self.options.credentials
         headers = None
-        if credentials is not None and _is_remote(location) and _origin(location) + "/" == credentials[0]:
+        if credentials is not None and _is_remote(location) and origin_of(location) + "/" == credentials[0]:
             headers = credentials[1]
         try:
             data = read_sitemap(
@@ -221,12 +189,12 @@ class SitemapSet:
 
     def _remote_children(self, index: str, entries: list[Entry]) -> Iterator[Entry | Finding]:
         # Only the set's origin and the index's own are fetched: never a local path, never another site.
-        allowed = {self._context.origin, _origin(index), *self._context.aliases}
+        allowed = {self._context.origin, origin_of(index), *self._context.aliases}
         locate = self.options.locate
         failures = 0
         for number, entry in enumerate(entries):
             url = locate(entry.loc) if locate else entry.loc
-            if _origin(url) not in allowed:
+            if origin_of(url) not in allowed:
                 continue  # reported as "host" already
             yield from self._child(url, url, entry, None)
             failures = failures + 1 if self._unreadable else 0
