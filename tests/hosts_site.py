@@ -51,6 +51,16 @@ def plain() -> dict[str, dict[str, Page]]:
     return hosts
 
 
+def big() -> dict[str, dict[str, Page]]:
+    """www links to a forum of nine posts and a blog of one: a host that would take a page budget."""
+    forum = "".join(f'<a href="/p{n}">{n}</a>' for n in range(1, 10))
+    return {
+        "www.big.test": {"/": html(f'<a href="{link("forum.big.test")}">f</a><a href="{link("blog.big.test")}">b</a>')},
+        "forum.big.test": {"/": html(forum), **{f"/p{n}": html(f"post {n}") for n in range(1, 10)}},
+        "blog.big.test": {"/": html('<a href="/post">post</a>'), "/post": html("the post")},
+    }
+
+
 def resolve_options(names: list[str], port: int) -> list[str]:
     options = []
     for name in names:

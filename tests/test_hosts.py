@@ -20,7 +20,7 @@ import pytest
 from lxml import etree
 
 from tests.conftest import read_report, run_cli, sitemap_locs
-from tests.hosts_site import Hit, HostsSite, Page, html, link, plain, resolve_options
+from tests.hosts_site import Hit, HostsSite, Page, big, html, link, plain, resolve_options
 
 XHTML = "{http://www.w3.org/1999/xhtml}link"
 IMAGE = "{http://www.google.com/schemas/sitemap-image/1.1}loc"
@@ -244,16 +244,7 @@ def test_max_hosts_caps_the_hosts_taken_in(plain_site: HostsSite, tmp_path: Path
 def test_max_pages_per_host_keeps_a_big_host_from_taking_the_whole_budget(tmp_path: Path) -> None:
     """The forum has nine pages, the blog two: with a share of four pages per host the forum is
     cut at four (the rest reported with the limit and never requested), the others whole."""
-    forum = "".join(f'<a href="/p{n}">{n}</a>' for n in range(1, 10))
-    site = HostsSite(
-        {
-            "www.big.test": {
-                "/": html(f'<a href="{link("forum.big.test")}">f</a><a href="{link("blog.big.test")}">b</a>')
-            },
-            "forum.big.test": {"/": html(forum), **{f"/p{n}": html(f"post {n}") for n in range(1, 10)}},
-            "blog.big.test": {"/": html('<a href="/post">post</a>'), "/post": html("the post")},
-        }
-    ).start()
+    site = HostsSite(big()).start()
     try:
         pinned = resolve_options([*site.hosts], site.port)
         out = tmp_path / "out"

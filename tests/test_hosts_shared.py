@@ -22,7 +22,7 @@ from crawler.distributed.server import PrivateRedis
 from crawler.reasons import Limit
 from crawler.stats import Stat, limit
 from tests.conftest import CLI, run_cli, sitemap_locs
-from tests.hosts_site import HostsSite, html, link, resolve_options
+from tests.hosts_site import HostsSite, big, resolve_options
 from tests.test_hosts import DE_DELAY, LISTED, WWW_DELAY, Run, _pages_after_robots, crawl_hosts, shop
 
 
@@ -97,16 +97,7 @@ def test_one_hosts_delay_holds_no_other_host_back(shared: Shared) -> None:
 def test_each_hosts_page_budget_is_counted_for_all_workers(redis: str, tmp_path: Path) -> None:
     """Two processes (--workers 2) and a share of four pages per host: the forum is cut at four
     whoever offered its links, the blog whole."""
-    forum = "".join(f'<a href="/p{n}">{n}</a>' for n in range(1, 10))
-    site = HostsSite(
-        {
-            "www.big.test": {
-                "/": html(f'<a href="{link("forum.big.test")}">f</a><a href="{link("blog.big.test")}">b</a>')
-            },
-            "forum.big.test": {"/": html(forum), **{f"/p{n}": html(f"post {n}") for n in range(1, 10)}},
-            "blog.big.test": {"/": html('<a href="/post">post</a>'), "/post": html("the post")},
-        }
-    ).start()
+    site = HostsSite(big()).start()
     try:
         out = tmp_path / "out"
         options = ("--subdomains", "--max-pages-per-host", "4", "--workers", "2", "--no-state")
