@@ -303,7 +303,7 @@ MUTANTS = [
            "    redis.call('DEL', KEYS[i])  -- a pace or grants key of another type is not ours", "    -- kept",
            (f"{POISON}::test_pace_keys_of_another_type_are_repaired_and_frontier_entries_need_this_crawls_seal",)),
     Mutant("every Redis call has a deadline", "crawler/distributed/client.py",
-           "CALL_SECONDS = 5.0", "CALL_SECONDS = 120.0",
+           "CALL_SECONDS = 10.0", "CALL_SECONDS = 120.0",
            ("tests/test_distributed_crawl.py::test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set",)),
     Mutant("a robots.txt redirect stays on the origin's port", "crawler/robots_rules.py",
            "    if target_default and origin_default:\n        return True\n    return port == origin_port",

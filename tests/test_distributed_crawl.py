@@ -111,10 +111,10 @@ def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work
 
 
 #: How long a shared crawl may take to end once its Redis stopped or froze: each call's deadline
-#: (crawler.distributed.client.CALL_SECONDS, 5 s) or its retries over a closed port (about 7 s),
+#: (crawler.distributed.client.CALL_SECONDS, 10 s) or its retries over a closed port (about 7 s),
 #: the worker's and the coordinator's closing calls (each bounded so), the local worker's exit.
-#: Measured 26 s (stopped) and 20 s (frozen) on a quiet machine; room for a loaded 2-core one.
-FROZEN_BOUND = 50.0
+#: Measured 26 s (stopped) and 35 s (frozen) on a quiet machine; room for a loaded 2-core one.
+FROZEN_BOUND = 75.0
 
 
 @pytest.mark.parametrize("failure", ["stopped", "frozen"])
@@ -149,7 +149,7 @@ def test_a_redis_that_goes_away_ends_the_run_and_keeps_the_previous_set(
             os.kill(redis_server.process.pid, signal.SIGCONT)
         site.stop()
     assert coordinator.returncode == 1, stderr
-    words = "Lost the Redis at" if failure == "stopped" else "does not answer (no reply within 5 s)"
+    words = "Lost the Redis at" if failure == "stopped" else "does not answer (no reply within 10 s)"
     assert "Redis at redis://:***@127.0.0.1" in stderr, stderr
     assert words in stderr and "previous sitemaps kept" in stderr, stderr
     assert redis_server.password not in stderr and "Traceback" not in stderr

@@ -32,8 +32,10 @@ from crawler.failures import ConfigError
 
 __all__ = ["CALL_SECONDS", "connect", "connect_sync", "eviction_policy", "redis_failure"]
 
-#: The most one Redis call waits for its answer (and a connection for its set-up).
-CALL_SECONDS = 5.0
+#: The most one Redis call waits for its answer (and a connection for its set-up): far above
+#: any real call (milliseconds), and above the few seconds a process of a loaded machine or
+#: a container may go unscheduled (5 s was seen to cut a healthy worker off in CI).
+CALL_SECONDS = 10.0
 #: How often a call is tried again over a dropped connection (never over a timeout), waiting
 #: 1 s, then 2 s each time: about 7 s in all.
 RETRIES = 4
