@@ -32,7 +32,7 @@ from crawler.hostmap import HostMap  # noqa: E402
 
 WORK = HERE / ".work" / "audit"
 STAGING = "https://staging.example.com/"
-HOSTS = HostMap(STAGING, "https://www.example.com/")
+HOSTS = HostMap.one(STAGING, "https://www.example.com/")
 
 
 def write_record(path: Path, count: int) -> None:

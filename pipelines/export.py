@@ -34,7 +34,6 @@ from crawler.reasons import Reason
 from crawler.results import ExportResult, NotPublished
 from crawler.run.context import config_of, context_of
 from crawler.run.state import Carried, RunState
-from crawler.scope import Scope
 from crawler.signals import sitemaps_published, url_warning
 from crawler.sitemaps import hosts as host_sets
 from crawler.sitemaps.entries import UrlEntry
@@ -194,8 +193,7 @@ class SitemapExportPipeline:
         assert self.spool is not None and self.staging is not None
         config, layout = self.config, self.config.layout
         news = news_entries(self.spool, config.news_name, moment) if config.news_name else ()
-        audited = config.audit.hosts  # an audit's set lists production's URLs
-        in_scope = Scope(audited.production).contains if audited else config.hosts.scope(config.start_url).contains
+        in_scope = config.listed_scope()
         now = w3c_datetime(moment)
         with_rules = partial(
             site_entries,
@@ -245,13 +243,13 @@ class SitemapExportPipeline:
         for folder, published, news_count in sets:
             result.sets[folder] = published
             news_urls += news_count
-        outages, scope = context_of(self.crawler).result.outages(), config.hosts.scope(config.start_url)
-        in_out = list(host_sets.host_sets_in(config.output_dir, config.base_url, scope, outages))
+        outages, in_scope = context_of(self.crawler).result.outages(), config.listed_scope()
+        in_out = list(host_sets.host_sets_in(config.output_dir, config.base_url, in_scope, outages))
         result.withdrawn, result.kept = host_sets.settle_gone_hosts(in_out, result.sets, publisher_for)
         if config.hosts.index_host:  # the index of every host's sitemaps, on one of them
-            index = host_sets.write_hosts_index(config.hosts.index_host, in_out, result.sets, publisher_for, scope)
+            index = host_sets.write_hosts_index(config.hosts.index_host, in_out, result.sets, publisher_for, in_scope)
             result.hosts_index, result.hosts_index_missing = index
-        return result.sets.get(host_sets.host_folder(config.start_url)) or next(iter(result.sets.values())), news_urls
+        return result.sets.get(host_sets.host_folder(config.base_url)) or next(iter(result.sets.values())), news_urls
 
     def _spool_carried(self, carried: Carried) -> None:
         """An update keeps a URL it did not touch exactly as it was written last time."""
@@ -285,8 +283,8 @@ class SitemapExportPipeline:
         if not config.hosts.several:
             words = Counter({word: n for (_, word), n in lost.items()})
             return shrink_refusal(self.publisher.listed(), len(self.spool), config.max_shrink, words)
-        outages, scope = context_of(self.crawler).result.outages(), config.hosts.scope(config.start_url)
-        for folder, root, kept in host_sets.host_sets_in(config.output_dir, config.base_url, scope, outages):
+        outages, in_scope = context_of(self.crawler).result.outages(), config.listed_scope()
+        for folder, root, kept in host_sets.host_sets_in(config.output_dir, config.base_url, in_scope, outages):
             if kept:
                 continue  # its set stays as it was
             words = Counter({word: n for (host, word), n in lost.items() if host in (root, "")})

@@ -239,7 +239,7 @@ SITEMAP_UPDATE_REMOVE: list[str] = []  # `sitemap-crawler update --remove`: drop
 SITEMAP_URLS_FILE = None  # list mode: judge only the URLs of this file, one per line ("-": stdin)
 SITEMAP_LIST_FOLLOW = False  # list mode: follow the links of the listed pages too
 # Staging audit (SPEC S7).
-SITEMAP_PRODUCTION_URL = None  # write locs on this origin instead of the crawled one (host rewrite)
+SITEMAP_PRODUCTION_URL = None  # write locs on this origin, not the crawled one (host rewrite); STAGING=URL maps another
 SITEMAP_STAGING_USER = None  # HTTP basic auth for the staging origin only (or $SITEMAP_STAGING_USER)
 SITEMAP_STAGING_PASSWORD = None  # prefer SITEMAP_STAGING_PASSWORD_ENV (or $SITEMAP_STAGING_PASSWORD)
 SITEMAP_STAGING_PASSWORD_ENV = None  # name of the environment variable holding the password

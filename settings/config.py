@@ -9,6 +9,7 @@ holds it, every other component finds it there), and components never read
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,13 @@ class SitemapConfig:
         """Whether pages lead to more pages: not in an update, nor in list mode without --follow."""
         return not self.updating and (self.urls_file is None or self.list_follow)
 
+    def listed_scope(self) -> Callable[[str], bool]:
+        """Whether a URL is on a host whose set this crawl writes: a crawled host, or with a
+        production map (an audit) a production host."""
+        if self.audit.hosts is not None:
+            return self.audit.hosts.on_production
+        return self.hosts.scope(self.start_url).contains
+
     @property
     def layout(self) -> SetLayout:
         """File names and limits of the sitemap set."""
@@ -213,7 +221,7 @@ class SitemapConfig:
             ),
             urls_file=str(settings.get("SITEMAP_URLS_FILE") or "") or None,
             list_follow=settings.getbool("SITEMAP_LIST_FOLLOW"),
-            hosts=read_hosts(settings),
+            hosts=read_hosts(settings, start_url, audit.hosts.stagings if audit.hosts else ()),
             audit=audit,
             distributed=read_distributed(settings, start_url, str(output_dir)),
             render=read_render(settings, start_url),
@@ -221,17 +229,13 @@ class SitemapConfig:
         )
         check_numbers(scrapy_settings)  # Scrapy's own numbers, and those only a worker reads
         check_paths(config)
-        _check_several_hosts(config)
+        _check_index_host(config)
         return config
 
 
-def _check_several_hosts(config: SitemapConfig) -> None:
-    """A crawl of several hosts is refused, in one line, by the parts that would treat it as one."""
+def _check_index_host(config: SitemapConfig) -> None:
+    """--index-host names a host of a crawl of several hosts."""
     hosts = config.hosts
-    if hosts.several and config.audit.record_path is not None:
-        raise ConfigError(
-            "the audit takes one host so far: drop --subdomains and --host, or audit each host on its own"
-        )
     if hosts.index_host:
         if not hosts.several:
             raise ConfigError("--index-host lists the sitemaps of several hosts: give --subdomains or --host too")

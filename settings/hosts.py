@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
@@ -37,8 +38,26 @@ class Hosts:
         return Scope(start_url, self.names, subdomains=self.subdomains)
 
 
-def read_hosts(settings: BaseSettings) -> Hosts:
+def read_hosts(settings: BaseSettings, start_url: str, staging: tuple[str, ...] = ()) -> Hosts:
+    """The hosts options. With a production map (*staging*: the roots SITEMAP_PRODUCTION_URL maps,
+    the start URL's first), the crawl's hosts are the mapped ones: a host found on staging with no
+    production name could only be listed under its staging name, which no sitemap may carry."""
     names = tuple(_ascii(name) for name in strings(settings, "SITEMAP_HOSTS"))
+    if staging and (names or settings.getbool("SITEMAP_SUBDOMAINS")):
+        raise ConfigError(
+            "with --production-url the crawl's hosts are the ones it maps: drop --subdomains and --host, "
+            "and map each staging host to its production origin (--production-url STAGING=URL)"
+        )
+    start = urlsplit(start_url)
+    for root in staging[1:]:
+        parts = urlsplit(root)
+        if (parts.scheme, parts.port) != (start.scheme, start.port):
+            raise ConfigError(
+                f"SITEMAP_PRODUCTION_URL: the staging host {root} is not on the start URL's scheme and port "
+                f"({start.scheme}://...{f':{start.port}' if start.port else ''}): a crawl keeps both"
+            )
+        if parts.hostname and parts.hostname not in names:
+            names += (parts.hostname,)
     for name in names:
         if not _HOST.fullmatch(name):
             raise ConfigError(f"SITEMAP_HOSTS: {name!r} is not a host name, nor *. and one (--host)")

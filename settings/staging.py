@@ -1,8 +1,9 @@
 """Settings of a staging audit (SPEC S7): access, host rewrite, blockers.
 
 Credentials belong to one protection space, the staging origin (scheme,
-host and port, RFC 7617); they are held in :class:`StagingAccess`, whose
-``repr`` masks them, so no log line or config dump can show them.
+host and port, RFC 7617), or to each staging origin the user maps to a
+production one; they are held in :class:`StagingAccess`, whose ``repr``
+masks them, so no log line or config dump can show them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
+from crawler.addresses import ascii_host
 from crawler.failures import ConfigError
 from crawler.hostmap import HostMap
 from crawler.logs import MASK
@@ -24,7 +26,7 @@ from crawler.validate.lastmods import SAME_LASTMOD_SHARE
 from settings.secret_sources import cookies_from_file, headers_from_environment
 from settings.values import no_credentials, strings, whole_number
 
-__all__ = ["MASK", "Audit", "StagingAccess", "production_origin", "read_audit"]
+__all__ = ["MASK", "Audit", "StagingAccess", "host_map", "production_origin", "read_audit"]
 
 #: A cookie value shorter than this is not masked on its own (it would mask ordinary words).
 MIN_MASKED = 4
@@ -34,14 +36,14 @@ BLOCKER_SOURCES = ("header", "meta")
 
 @dataclass(frozen=True, slots=True)
 class StagingAccess:
-    """What is sent to the staging origin only: auth, headers, cookies."""
+    """What is sent to the staging origins only: auth, headers, cookies."""
 
-    origin: str  # scheme://host[:port]/
+    origins: tuple[str, ...]  # scheme://host[:port]/: the start URL's, and each one mapped to production
     headers: tuple[tuple[str, str], ...] = field(repr=False)
 
     def __repr__(self) -> str:
         names = ", ".join(name for name, _ in self.headers)
-        return f"StagingAccess(origin={self.origin!r}, headers=[{names}]: {MASK})"
+        return f"StagingAccess(origins={self.origins!r}, headers=[{names}]: {MASK})"
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -76,6 +78,52 @@ class Audit:
     sitemaps: tuple[str, ...] = ()  # the site's sitemaps to compare with: URLs or local files
     compare: Path | None = None  # an earlier audit's folder (--compare)
     same_lastmod_share: int = SAME_LASTMOD_SHARE  # percent of a sitemap file on one lastmod: a build time
+
+
+def host_map(settings: BaseSettings, start_url: str) -> HostMap | None:
+    """The staging-to-production map of SITEMAP_PRODUCTION_URL: a production origin for the start
+    URL's host, and ``STAGING=PRODUCTION`` pairs for other hosts (``blog.staging.example.com`` takes
+    the start URL's scheme and port); the start URL's pair first. ``None`` when it is not set."""
+    if settings.get("SITEMAP_PRODUCTION_URL") is None:
+        return None
+    start = site_root(start_url)
+    values = strings(settings, "SITEMAP_PRODUCTION_URL") or [""]
+    pairs: dict[str, str] = {}
+    for value in values:
+        left, sep, right = value.partition("=")
+        paired = bool(sep) and "?" not in left and "#" not in left  # a query's '=' is the URL's own
+        staging = _staging_origin(left, start) if paired else start
+        if staging in pairs:
+            raise ConfigError(f"SITEMAP_PRODUCTION_URL maps {staging} twice: give one production origin per host")
+        pairs[staging] = production_origin(right if paired else value, staging)
+    if start not in pairs:
+        raise ConfigError(f"SITEMAP_PRODUCTION_URL: the start URL's host {start} has no production origin: give it one")
+    productions = list(pairs.values())
+    for production in productions:
+        if productions.count(production) > 1 or production in pairs:
+            raise ConfigError(f"SITEMAP_PRODUCTION_URL: {production} is given twice, or is a staging host too")
+    return HostMap(((start, pairs.pop(start)), *pairs.items()))
+
+
+def _staging_origin(text: str, start: str) -> str:
+    """The staging side of a ``STAGING=PRODUCTION`` pair: an origin, or a host name (on the start
+    URL's scheme and port)."""
+    text = given = text.strip()
+    shown = "a host with credentials" if "@" in given else repr(given if len(given) <= 80 else given[:77] + "...")
+    if not text or any(c.isspace() or c in "@\\" for c in text):
+        text = ""  # refused below
+    elif "://" not in text:
+        parts = urlsplit(start)
+        port = f":{parts.port}" if parts.port else ""
+        text = f"{parts.scheme}://{ascii_host(text)}{port}/"
+    try:
+        parts = urlsplit(text)
+        origin = site_root(normalize_url(f"{parts.scheme}://{parts.netloc}/", params=QueryParamFilter(())))
+    except ValueError:
+        origin = ""
+    if not text or not origin or parts.scheme not in ("http", "https") or parts.path not in ("", "/") or parts.query:
+        raise ConfigError(f"SITEMAP_PRODUCTION_URL: {shown} before '=' is not a staging host or origin")
+    return origin
 
 
 def production_origin(value: object, staging: str) -> str:
@@ -131,7 +179,7 @@ def _password(settings: BaseSettings) -> str | None:
     return str(password) if password else None
 
 
-def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
+def _access(settings: BaseSettings, start_url: str, hosts: HostMap | None) -> StagingAccess | None:
     headers: list[tuple[str, str]] = []
     user = settings.get("SITEMAP_STAGING_USER") or os.environ.get("SITEMAP_STAGING_USER")
     password = _password(settings)
@@ -153,7 +201,7 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
     if os.environ.get("SITEMAP_STAGING_COOKIE"):
         cookies.append(os.environ["SITEMAP_STAGING_COOKIE"])
     if cookie_file := settings.get("SITEMAP_STAGING_COOKIE_FILE"):
-        cookies += cookies_from_file(str(cookie_file), start_url)
+        cookies += cookies_from_file(str(cookie_file), start_url)  # the start host's cookies
     for cookie in cookies:
         name, sep, _ = cookie.partition("=")
         if not sep or not name.strip() or any(c in cookie for c in "\r\n"):
@@ -162,7 +210,7 @@ def _access(settings: BaseSettings, start_url: str) -> StagingAccess | None:
         headers.append(("Cookie", "; ".join(cookie.strip() for cookie in cookies)))
     if not headers:
         return None
-    return StagingAccess(site_root(start_url), tuple(headers))
+    return StagingAccess(hosts.stagings if hosts else (site_root(start_url),), tuple(headers))
 
 
 def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:
@@ -176,10 +224,7 @@ def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:
 
 
 def read_audit(settings: BaseSettings, start_url: str) -> Audit:
-    production = settings.get("SITEMAP_PRODUCTION_URL")
-    hosts = None
-    if production is not None:
-        hosts = HostMap(site_root(start_url), production_origin(production, site_root(start_url)))
+    hosts = host_map(settings, start_url)
     record = settings.get("SITEMAP_AUDIT_RECORD")
     seeds = tuple(strings(settings, "SITEMAP_SEED_SITEMAPS"))
     for seed in seeds:
@@ -187,7 +232,7 @@ def read_audit(settings: BaseSettings, start_url: str) -> Audit:
         if not seed.startswith(("http://", "https://")):
             raise ConfigError(f"SITEMAP_SEED_SITEMAPS entries are http(s) URLs, not {seed!r}")
     return Audit(
-        hosts, _access(settings, start_url), _directives(settings), Path(record) if record else None, seeds,
+        hosts, _access(settings, start_url, hosts), _directives(settings), Path(record) if record else None, seeds,
         settings.getbool("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL"), settings.getbool("SITEMAP_ROBOTS_IGNORE_RULES"),
         fail_on=_fail_on(settings), deep_threshold=whole_number(settings, "SITEMAP_AUDIT_DEEP_THRESHOLD"),
         as_if_no_blocker=settings.getbool("SITEMAP_AUDIT_AS_IF_NO_BLOCKER"),

@@ -26,6 +26,7 @@ class Hit:
     time: float  # the server's monotonic clock, as the request arrived
     host: str
     path: str
+    authorization: str = ""  # the Authorization header the request carried
 
 
 def html(body: str, head: str = "", lang: str = "en") -> Page:
@@ -84,10 +85,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
+        authorization = self.headers.get("Authorization") or ""
         with self.server.lock:
-            self.server.hits.append(Hit(time.monotonic(), host, self.path))
+            self.server.hits.append(Hit(time.monotonic(), host, self.path, authorization))
         pages = self.server.hosts.get(host)
-        if pages is None:
+        if self.server.authorization and authorization != self.server.authorization:
+            status, headers, body = 401, {"WWW-Authenticate": 'Basic realm="staging"'}, "who are you?"
+        elif pages is None:
             status, headers, body = 421, {"Content-Type": "text/plain"}, "no such host here"
         else:
             status, headers, body = pages.get(self.path, (404, {"Content-Type": "text/html"}, "<html>not found</html>"))
@@ -107,6 +111,7 @@ class HostsSite(LocalServer):
         self.hosts = hosts
         self.hits: list[Hit] = []
         self.posts: list[tuple[str, str, bytes]] = []  # (host, path, body) of every POST
+        self.authorization = ""  # when set, the Authorization header every request needs (else 401)
         self.lock = threading.Lock()
 
     def root(self, host: str) -> str:

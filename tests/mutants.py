@@ -37,6 +37,7 @@ GUARDS = "tests/test_rule_guards.py"
 PACE = "tests/test_distributed_pace.py"
 POLITE = "tests/test_distributed_politeness.py"
 CREDENTIALS = "tests/test_audit_credentials.py"
+AUDIT_HOSTS = "tests/test_audit_hosts.py"
 RENDER = "tests/test_render.py"
 RENDER_MEMORY = "tests/test_render_memory.py"
 SHRINK = "tests/test_shrink_changes.py"
@@ -174,7 +175,7 @@ MUTANTS = [
     Mutant("non-canonical pages are left out", "pipelines/indexability.py",
            "if item.canonical and item.canonical != item.url:", "if False:", ("tests/test_crawl_site.py",)),
     Mutant("staging credentials are added on the staging origin only", "crawler/downloadermiddlewares/staging.py",
-           "site_root(request.url) == self.access.origin", "True", (CREDENTIALS,)),
+           "site_root(request.url) in self.access.origins", "True", (CREDENTIALS,)),
     Mutant("credentials a request carries off the staging origin are stripped",
            "crawler/downloadermiddlewares/staging.py",
            "        for name in self.names:\n            request.headers.pop(name, None)\n", "", (CREDENTIALS,)),
@@ -183,7 +184,7 @@ MUTANTS = [
     Mutant("the preflight follows robots.txt redirects as the crawl does", "crawler/audit/preflight.py",
            "for _ in range(MAX_ROBOTS_REDIRECTS + 1):", "for _ in range(1):", (CREDENTIALS,)),
     Mutant("the audit reads no robots.txt sitemap on another origin", "crawler/audit/sources.py",
-           "if not scope.contains(staging):", "if False:", (CREDENTIALS,)),
+           "if not hosts.on_staging(staging):", "if False:", (CREDENTIALS,)),
     Mutant("scope keeps an audit off other origins", "crawler/scope.py",
            'if url.startswith(self._prefix) or url == self.origin:', "if True:",
            (f"{CREDENTIALS}::test_every_way_off_the_origin_leaves_the_other_origin_untouched",)),
@@ -351,8 +352,9 @@ MUTANTS = [
     Mutant("--publish of several hosts: each host's set under PREFIX/HOST/", "crawler/cli/publishing.py",
            'each = {"": published} if not sets else', 'each = {"": published} if True else',
            ("tests/test_publish_s3.py::test_each_hosts_set_goes_under_a_prefix_of_its_own",)),
-    Mutant("a crawl of several hosts refuses what takes one host so far", "settings/config.py",
-           "    _check_several_hosts(config)\n", "", (f"{HOSTS}::test_a_wrong_host_option_is_one_line_and_exit_2",)),
+    Mutant("--index-host is checked before the crawl", "settings/config.py",
+           "    _check_index_host(config)\n", "",
+           (f"{INDEX_HOST}::test_a_wrong_index_host_is_one_line_and_exit_2",)),
     Mutant("IndexNow of several hosts: each host's key file on its own host", "crawler/extensions/notify.py",
            "._replace(netloc=netloc)", "._replace()",
            (f"{HOSTS}::test_indexnow_is_told_host_by_host_with_each_hosts_key_file",)),
@@ -462,6 +464,28 @@ MUTANTS = [
     Mutant("--index-host names a host of the crawl", "settings/config.py",
            'if not hosts.scope(config.start_url).contains(f"{start.scheme}://{hosts.index_host}{port}/"):',
            "if False:", (f"{INDEX_HOST}::test_a_wrong_index_host_is_one_line_and_exit_2",)),
+    Mutant("an audit sends the staging credentials to every mapped staging host", "settings/staging.py",
+           "StagingAccess(hosts.stagings if hosts else (site_root(start_url),), tuple(headers))",
+           "StagingAccess((site_root(start_url),), tuple(headers))",
+           (f"{AUDIT_HOSTS}::test_each_production_host_gets_its_own_valid_set",)),
+    Mutant("a mapped staging host is a host of the crawl", "settings/hosts.py",
+           "            names += (parts.hostname,)", "            pass",
+           (f"{AUDIT_HOSTS}::test_each_production_host_gets_its_own_valid_set",)),
+    Mutant("with a production map, --subdomains and --host are refused", "settings/hosts.py",
+           'if staging and (names or settings.getbool("SITEMAP_SUBDOMAINS")):', "if False:",
+           (f"{AUDIT_HOSTS}::test_a_wrong_host_map_is_one_line_before_any_request",)),
+    Mutant("each host's own sitemap is read as that host's", "crawler/cli/audit.py",
+           "by_pair[on[0] if on else pairs[0]].append(source)", "by_pair[pairs[0]].append(source)",
+           (f"{AUDIT_HOSTS}::test_each_hosts_own_sitemap_is_compared_on_its_own_host",)),
+    Mutant("each mapped host's root is a start of the audit's click depth", "crawler/audit/build.py",
+           "hosts.stagings[1:] if hosts else ()", "()",
+           (f"{AUDIT_HOSTS}::test_the_report_explains_each_hosts_urls_by_their_production_names",)),
+    Mutant("a production map's staging hosts share the start URL's scheme and port", "settings/hosts.py",
+           "        if (parts.scheme, parts.port) != (start.scheme, start.port):", "        if False:",
+           (f"{AUDIT_HOSTS}::test_a_wrong_host_map_is_one_line_before_any_request",)),
+    Mutant("the production map reaches the workers of a shared crawl", "crawler/distributed/config.py",
+           '    "SITEMAP_PRODUCTION_URL": "list",', "",
+           ("tests/test_hosts_shared.py::test_a_worker_follows_production_names_on_their_staging_hosts",)),
 ]  # fmt: skip
 
 

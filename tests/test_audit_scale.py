@@ -25,7 +25,7 @@ from crawler.audit.report import AuditReport, Row, write_report
 from crawler.hostmap import HostMap
 
 STAGING = "https://staging.example.com/"
-HOSTS = HostMap(STAGING, "https://www.example.com/")
+HOSTS = HostMap.one(STAGING, "https://www.example.com/")
 
 
 def rows(count: int) -> Iterator[Row]:

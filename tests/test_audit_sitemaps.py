@@ -237,7 +237,7 @@ def test_a_sitemap_that_never_answers_is_a_finding_not_a_hang(tmp_path: Path) ->
 
 # Pure logic: which sources are read, and validate's rules.
 
-HOSTS = HostMap("http://127.0.0.1:8000/", "https://www.example.com/")
+HOSTS = HostMap.one("http://127.0.0.1:8000/", "https://www.example.com/")
 
 
 def test_only_the_staging_origin_is_read_of_what_robots_txt_names() -> None:

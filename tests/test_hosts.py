@@ -404,7 +404,7 @@ def test_max_shrink_guards_each_hosts_set_on_its_own(tmp_path: Path) -> None:
         (["--host", "*.com"], "covers every site under a public suffix"),
         (["--host", "*.test"], "covers every site under a public suffix"),
         (["--host", "*.github.io"], "covers every site under a public suffix"),
-        (["audit", "--subdomains"], "the audit takes one host so far"),
+        (["audit", "--production-url", "https://www.example.com", "--subdomains"], "drop --subdomains and --host"),
     ],
 )
 def test_a_wrong_host_option_is_one_line_and_exit_2(tmp_path: Path, options: list[str], message: str) -> None:

@@ -21,8 +21,9 @@ from crawler.distributed.coordination import SUMMED
 from crawler.distributed.server import PrivateRedis
 from crawler.reasons import Limit
 from crawler.stats import Stat, limit
+from settings.environment import env_name
 from tests.conftest import CLI, run_cli, sitemap_locs
-from tests.hosts_site import HostsSite, big, resolve_options
+from tests.hosts_site import HostsSite, Page, big, html, resolve_options
 from tests.test_hosts import DE_DELAY, LISTED, WWW_DELAY, Run, _pages_after_robots, crawl_hosts, shop
 
 
@@ -130,3 +131,40 @@ def test_each_host_has_its_own_pace_in_redis(shared: Shared) -> None:
     www, de = (_pages_after_robots(site.hits_of(host)) for host in ("www.shop.test", "de.shop.test"))
     closest = min(abs(a.time - b.time) for a in www[1:] for b in de[1:])
     assert closest < 0.3, (www, de)
+
+
+def mapped_site() -> dict[str, dict[str, Page]]:
+    """A staging copy of two hosts whose every page links to the other host by its production name."""
+    pages: dict[str, dict[str, Page]] = {"www.copy.test": {}, "blog.copy.test": {}}
+    for n in range(8):
+        pages["www.copy.test"][f"/w{n}"] = html(f'<a href="https://blog.example.com/b{n}">b</a>')
+        pages["blog.copy.test"][f"/b{n}"] = html(f'<a href="https://www.example.com/w{(n + 1) % 8}">w</a>')
+    pages["www.copy.test"]["/"] = html("".join(f'<a href="https://www.example.com/w{n}">w</a>' for n in range(8)))
+    pages["blog.copy.test"]["/"] = html("the blog")
+    return pages
+
+
+def test_a_worker_follows_production_names_on_their_staging_hosts(redis: str, tmp_path: Path) -> None:
+    """The production map reaches the workers: a link a worker reads on a production name is
+    crawled on its staging host, as in one process, and listed under its production name."""
+    site = HostsSite(mapped_site()).start()
+    try:
+        pinned = resolve_options([*site.hosts], site.port)
+        command = [str(CLI), "worker", redis, "--wait", "30", *pinned]
+        worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = tmp_path / "out"
+        production = "https://www.example.com,blog.copy.test=https://blog.example.com"
+        process = run_cli(
+            "crawl", site.root("www.copy.test"), "--out", str(out), "--distributed", redis, "--no-state",
+            "--set", "CONCURRENT_REQUESTS=2", *pinned, env={env_name("production_url"): production},
+        )  # fmt: skip
+        _, worker_err = worker.communicate(timeout=60)
+    finally:
+        site.stop()
+    assert process.returncode == 0 and worker.returncode == 0, process.stderr + worker_err
+    assert "worker done: 0 responses" not in worker_err  # it read pages of its own
+    www = sitemap_locs(out / "www.example.com", "https://www.example.com")
+    blog = sitemap_locs(out / "blog.example.com", "https://blog.example.com")
+    assert sorted(www) == sorted(["https://www.example.com/", *(f"https://www.example.com/w{n}" for n in range(8))])
+    assert sorted(blog) == sorted(["https://blog.example.com/", *(f"https://blog.example.com/b{n}" for n in range(8))])
+    assert {hit.host for hit in site.hits} == {"www.copy.test", "blog.copy.test"}

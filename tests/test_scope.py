@@ -61,7 +61,7 @@ def test_a_host_name_in_another_script_is_taken_in_the_form_links_have() -> None
     settings.setmodule("settings")
     settings.set("SITEMAP_HOSTS", ["BÜCHER.example.test", "*.straße.test"])
     settings.set("SITEMAP_INDEX_HOST", "bücher.example.test.")
-    hosts = read_hosts(settings)
+    hosts = read_hosts(settings, "https://www.example.test/")
     assert hosts.names == ("xn--bcher-kva.example.test", "*.strasse.test")
     assert hosts.index_host == "xn--bcher-kva.example.test"
     assert Scope("https://www.example.test/", hosts.names).contains("https://xn--bcher-kva.example.test/")

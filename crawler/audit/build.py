@@ -51,13 +51,24 @@ def _rows(facts: SiteFacts, public: Callable[[str], str], compared: bool, findin
         }
 
 
-def _counts(db: sqlite3.Connection) -> dict[str, Any]:
-    """How many URLs the record holds, by outcome and by reason (most first)."""
+def _counts(db: sqlite3.Connection, hosts: HostMap | None) -> dict[str, Any]:
+    """How many URLs the record holds, by outcome and by reason (most first); with several hosts,
+    by outcome on each (its production root)."""
     reasons = dict(db.execute("SELECT reason, COUNT(*) FROM pages GROUP BY reason ORDER BY COUNT(*) DESC, reason"))
     listed = int(reasons.pop(None, 0))
     excluded = sum(reasons.values())
     outcomes = {name: count for name, count in (("excluded", excluded), ("listed", listed)) if count}
-    return {"urls": listed + excluded, "outcomes": outcomes, "reasons": reasons}
+    counts: dict[str, Any] = {"urls": listed + excluded, "outcomes": outcomes, "reasons": reasons}
+    if hosts is not None and hosts.several:
+        counts["hosts"] = {production: _host_outcomes(db, staging) for staging, production in hosts.pairs}
+    return counts
+
+
+def _host_outcomes(db: sqlite3.Connection, root: str) -> dict[str, int]:
+    """The URLs under *root* (a staging root), by outcome."""
+    query = "SELECT reason IS NULL, COUNT(*) FROM pages WHERE substr(url, 1, ?) = ? GROUP BY 1"
+    by_listed = dict(db.execute(query, (len(root), root)))
+    return {"excluded": int(by_listed.get(0, 0)), "listed": int(by_listed.get(1, 0))}
 
 
 def build_report(
@@ -72,16 +83,14 @@ def build_report(
 ) -> AuditReport:
     """The report of the record in *db*; its URL rows are read from *db*, which stays open until written."""
     start_url = str(audit["start_url"])
-    facts = SiteFacts(db, start_url, deep_threshold, not_found)
+    facts = SiteFacts(db, start_url, deep_threshold, not_found, hosts.stagings[1:] if hosts else ())
     confirmed = confirm(blockers, facts.pages("status = 200 AND digest IS NOT NULL")) if blockers else []
     production = hosts.to_production if hosts else (lambda url: url)
     findings = FindingStore(db, production)
     findings.add(Finding(Kind.STAGING_BLOCKER, start_url, blocker.describe()) for blocker in confirmed)
     # The site's own https hosts: an http:// link to them is mixed content.
-    public = hosts.production if hosts else start_url
-    names = tuple(
-        name for url in (start_url, public) if url.startswith("https://") and (name := urlsplit(url).hostname)
-    )
+    roots = [root for pair in hosts.pairs for root in pair] if hosts else [start_url]
+    names = tuple(name for url in roots if url.startswith("https://") and (name := urlsplit(url).hostname))
     findings.add(site_findings(db, facts, names))
     if existing is not None:
         findings.add(existing.findings)
@@ -97,5 +106,5 @@ def build_report(
     }
     described = [{"kind": blocker.kind, "value": blocker.value, "detail": blocker.describe()} for blocker in confirmed]
     return AuditReport(
-        audit, described, sitemaps, findings, _counts(db), lambda: _rows(facts, production, compared, findings)
+        audit, described, sitemaps, findings, _counts(db, hosts), lambda: _rows(facts, production, compared, findings)
     )

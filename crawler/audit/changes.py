@@ -94,10 +94,17 @@ def _previous(folder: Path, data: Any) -> PreviousAudit:
 
 def _production(audit: dict[str, Any]) -> Callable[[str], str]:
     """The earlier audit's staging-to-production map, from its ``audit`` block."""
-    start, production = audit.get("start_url"), audit.get("production_url")
+    pairs = audit.get("hosts")  # an audit of several hosts: [staging root, production root] each
+    if isinstance(pairs, list) and pairs and all(_is_pair(pair) for pair in pairs):
+        return HostMap(tuple((str(staging), str(production)) for staging, production in pairs)).to_production
+    start, production = audit.get("start_url"), audit.get("production_url")  # an audit of one host
     if not isinstance(start, str) or not isinstance(production, str):
         return lambda url: url
-    return HostMap(site_root(start), production).to_production
+    return HostMap.one(site_root(start), production).to_production
+
+
+def _is_pair(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(root, str) for root in value)
 
 
 def _pair(current: list[Finding], earlier: list[dict[str, Any]]) -> list[dict[str, Any]]:

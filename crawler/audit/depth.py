@@ -1,4 +1,5 @@
-"""Click depth: the fewest clicks from the start URL to each URL (pure).
+"""Click depth: the fewest clicks from the start URL (and each other host's root, a start of
+a crawl of several hosts too) to each URL (pure).
 
 The crawl's own ``depth`` is the order it found URLs in (a sitemap entry is
 one step from the start, whatever its distance), so the audit measures
@@ -34,14 +35,14 @@ WHERE click_depth.depth = ? AND pages.redirect_to IS NOT NULL
 """
 
 
-def measure_click_depths(db: sqlite3.Connection, start_url: str) -> None:
-    """Fill the temporary table ``click_depth`` (URL, clicks from *start_url*) level by level.
+def measure_click_depths(db: sqlite3.Connection, starts: tuple[str, ...]) -> None:
+    """Fill the temporary table ``click_depth`` (URL, clicks from the nearest of *starts*) level by level.
 
     Every pass adds at least one URL or ends, so no loop runs more often
     than there are URLs in the record (plus one).
     """
     db.executescript(_SETUP)
-    db.execute("INSERT INTO click_depth VALUES (?, 0)", (start_url,))
+    db.executemany("INSERT OR IGNORE INTO click_depth VALUES (?, 0)", ((start,) for start in starts))
     (bound,) = db.execute("SELECT COUNT(*) + 2 FROM pages").fetchone()
     for level in range(bound):
         for _ in range(bound):  # a redirect chain, hop by hop, at the same depth

@@ -34,12 +34,16 @@ _LISTED = "INSERT INTO listed VALUES (?, 1) ON CONFLICT (url) DO UPDATE SET time
 
 
 def read_existing(
-    sources: Iterable[str], options: SetOptions, hosts: HostMap | None, db: sqlite3.Connection
+    sources: Iterable[str],
+    options: SetOptions,
+    hosts: HostMap | None,
+    db: sqlite3.Connection,
+    existing: ExistingSitemaps | None = None,
 ) -> ExistingSitemaps:
     """Every finding of the given sitemaps (indexes followed) and every entry, into the record's
     ``listed`` table, locs mapped to staging (those on the staging origin, *options*' alias, are
-    staging URLs already)."""
-    existing = ExistingSitemaps()
+    staging URLs already); added to *existing* when given (one host's sitemaps after another's)."""
+    existing = existing if existing is not None else ExistingSitemaps()
     for source in sources:
         sitemaps = SitemapSet(source, options)
         existing.sources.append(source)

@@ -53,7 +53,12 @@ class SiteFacts:
     """
 
     def __init__(
-        self, db: sqlite3.Connection, start_url: str, deep_threshold: int, not_found: NotFoundPage | None = None
+        self,
+        db: sqlite3.Connection,
+        start_url: str,
+        deep_threshold: int,
+        not_found: NotFoundPage | None = None,
+        host_roots: tuple[str, ...] = (),  # the other hosts' roots, each a start of the crawl too
     ):
         self.db = db
         self.start_url = start_url
@@ -61,7 +66,7 @@ class SiteFacts:
         self.not_found = not_found
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA temp_store = FILE")  # big sorts go to disk; first: a change drops temp tables
-        measure_click_depths(db, start_url)
+        measure_click_depths(db, (start_url, *host_roots))
         db.executescript(_SETUP)
 
     def rows(self, where: str = "1", params: tuple[Any, ...] = ()) -> Iterator[sqlite3.Row]:

@@ -30,11 +30,16 @@ def off_origin(url: str, staging_root: str, hosts: HostMap | None) -> tuple[str 
         normalized = normalize_url(url)
     except ValueError:  # a path, file:, ftp:: what the site names is never opened on this machine
         return None, "not an absolute http(s) URL; a local file is read only when given with --sitemap"
-    staging = hosts.to_staging(normalized) if hosts else normalized
+    if hosts is not None:
+        staging = hosts.to_staging(normalized)
+        if not hosts.on_staging(staging):
+            where = " or ".join(root.rstrip("/") for root in hosts.stagings)
+            return None, f"not on the staging origin {where}: an audit requests nothing else"
+        return staging, ""
     scope = Scope(staging_root)
-    if not scope.contains(staging):
+    if not scope.contains(normalized):
         return None, f"not on the staging origin {scope.origin}: an audit requests nothing else"
-    return staging, ""
+    return normalized, ""
 
 
 def site_sitemaps(named: Iterable[str], staging_root: str, hosts: HostMap | None) -> tuple[list[str], list[Finding]]:

@@ -35,7 +35,9 @@ from crawler.cli.crawl import effective_config, log_filters, run_crawl
 from crawler.cli.exits import EXIT_FAILED, EXIT_SIGNAL
 from crawler.cli.parser import UsageError, option_kinds
 from crawler.logs import MASK
+from crawler.results import ExportResult
 from crawler.run.robots import robots_agent_of
+from crawler.sitemaps.hosts import host_folder
 from crawler.urls import site_root
 from crawler.validate.sets import SetOptions
 from settings.config import SitemapConfig
@@ -53,6 +55,7 @@ def _describe(config: SitemapConfig, started: str) -> dict[str, Any]:
     return {
         "start_url": config.start_url,
         "production_url": config.audit.hosts.production if config.audit.hosts else None,
+        "hosts": [list(pair) for pair in config.audit.hosts.pairs] if config.audit.hosts else [],
         "started": started,
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "ignore_robots": config.audit.ignore_robots_rules,
@@ -71,7 +74,8 @@ def _existing(
     timeout: float,
 ) -> ExistingSitemaps | None:
     """The site's own sitemaps read: the user's (URLs mapped to staging, or local files), else the
-    ones robots.txt names on the staging origin (the others are findings, never fetched)."""
+    ones robots.txt names on the staging origins (the others are findings, never fetched). Each is
+    read as its own host's (a local file as the start URL's): its locs on that host's production."""
     hosts = config.audit.hosts
     root = site_root(config.start_url)
     sources = [hosts.to_staging(s) if hosts else s for s in config.audit.sitemaps]
@@ -80,20 +84,28 @@ def _existing(
         sources, refused = site_sitemaps((url for (url,) in db.execute("SELECT url FROM robots_sitemaps")), root, hosts)
     if not sources and fallback:
         sources = [root + "sitemap.xml"]
-    access = config.audit.access
-    options = SetOptions(
-        origin=(hosts.production if hosts else root).rstrip("/"),
-        timeout=timeout,  # --timeout, the crawl's DOWNLOAD_TIMEOUT: each file in all
-        credentials=(access.origin, dict(access.headers)) if access else None,
-        locate=hosts.to_staging if hosts else None,
-        user_agent=user_agent,
-        aliases=(root.rstrip("/"),) if hosts else (),  # the staging copy's own sitemap names staging URLs
-        same_lastmod_share=config.audit.same_lastmod_share,
-        pinned=config.hosts.pinned,
-    )
     if not sources and not refused:
         return None
-    existing = read_existing(sources, options, hosts, db)
+    pairs = hosts.pairs if hosts else ((root, root),)
+    by_pair: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
+    for source in sources:
+        on = [pair for pair in pairs if source.startswith(pair[0])]
+        by_pair[on[0] if on else pairs[0]].append(source)
+    access = config.audit.access
+    existing = ExistingSitemaps()
+    for (staging, production), group in by_pair.items():
+        options = SetOptions(
+            origin=production.rstrip("/"),
+            timeout=timeout,  # --timeout, the crawl's DOWNLOAD_TIMEOUT: each file in all
+            credentials=(staging, dict(access.headers)) if access else None,
+            locate=hosts.to_staging if hosts else None,
+            user_agent=user_agent,
+            aliases=(staging.rstrip("/"),) if hosts else (),  # the staging copy's own sitemap names staging URLs
+            same_lastmod_share=config.audit.same_lastmod_share,
+            pinned=config.hosts.pinned,
+        )
+        if group:
+            read_existing(group, options, hosts, db, existing)
     existing.findings[:0] = refused
     return existing
 
@@ -127,7 +139,7 @@ def run_audit(args: argparse.Namespace) -> int:
             raise UsageError(f"--sitemap {path}: no such file or folder")
     for url in remote:  # read on staging: the audit requests nothing of another origin
         if off_origin(url, options.hosts.staging, options.hosts)[0] is None:
-            where = f"{options.hosts.staging} or {options.hosts.production}"
+            where = " or ".join(root for pair in options.hosts.pairs for root in pair)
             raise UsageError(f"--sitemap {url}: not on {where}: an audit requests nothing of another origin")
     config = effective_config(settings, origins)
     # Everything is written into a folder beside OUT, swapped in whole at the end: until then OUT is
@@ -196,14 +208,22 @@ def _audit(
         compare_with(report, gate[1])
         write_report(report, folder, config.audit.hosts.to_production if config.audit.hosts else None)
         output.swap_in()  # OUT is now this audit's output, all of it (the record, still open, unlinked)
-        published = result.export.publish
-        preview = None if published is None else out / published.index_path.name
+        preview = _previews(result.export, out, config)
         seconds = time.monotonic() - began
         return print_summary(
             report, gate[0], out=out, seconds=seconds, preview=preview, json_logs=config.log_format == "json"
         )
     finally:
         db.close()  # the report's findings live in it until the summary is printed
+
+
+def _previews(export: ExportResult, out: Path, config: SitemapConfig) -> list[Path]:
+    """Each production set's index in OUT: with several hosts, one per host folder, the start's first."""
+    if not export.sets:
+        return [out / published.index_path.name for published in export.all_sets]
+    start = host_folder(config.base_url)
+    folders = sorted(export.sets, key=lambda folder: (folder != start, folder))
+    return [out / folder / export.sets[folder].index_path.name for folder in folders]
 
 
 def _comparable(not_found: NotFoundPage | None, config: SitemapConfig) -> NotFoundPage | None:

@@ -75,7 +75,7 @@ def _failing(report: AuditReport, fail_on: FailOn) -> list[str]:
 
 
 def print_summary(
-    report: AuditReport, fail_on: FailOn, *, out: Path, seconds: float, preview: Path | None, json_logs: bool
+    report: AuditReport, fail_on: FailOn, *, out: Path, seconds: float, preview: list[Path], json_logs: bool
 ) -> int:
     """The summary on stderr (the verdict first); the exit status (4 when a ``--fail-on`` kind is found)."""
     summary = report.summary()
@@ -98,13 +98,15 @@ def print_summary(
         lines.append(verdict["compare"])
     outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items())
     lines.append(f"Audited {summary['urls']} URLs in {seconds:.1f} s: {outcomes}")
+    for root, counts in summary.get("hosts", {}).items():
+        lines.append(f"  on {root.rstrip('/')}: {counts['listed']} listed, {counts['excluded']} excluded")
     for entry in verdict["kinds"]:
         grouped = f" (+{entry['grouped']} under the staging blocker)" if entry["grouped"] else ""
         lines.append(f"  {entry['severity']:<8} {entry['kind']:<26} {entry['count']}{grouped}")
     lines.append(f"Report: {out / 'report.html'} (and report.json, urls.csv, findings-*.csv)")
-    if preview is not None:
-        lines.append(f"Production sitemap preview: {preview}")
-    else:
+    for path in preview:
+        lines.append(f"Production sitemap preview: {path}")
+    if not preview:
         lines.append("No production sitemap: no URL would be listed (see the report)")
     if failing:
         lines.append(f"sitemap-crawler: --fail-on: {', '.join(failing)} found")

@@ -148,8 +148,13 @@ def option_kinds() -> dict[str, str]:
 def add_audit_options(parser: argparse.ArgumentParser) -> None:
     from crawler.audit.findings import Kind  # noqa: PLC0415 - the kinds, named in --help
 
-    parser.add_argument("--production-url", metavar="URL", help="the production origin every loc is written on")
-    parser.add_argument("--user", metavar="NAME", help="HTTP basic auth user for the staging origin only")
+    parser.add_argument(
+        "--production-url",
+        action="append",
+        metavar="URL",
+        help="the production origin every loc is written on; STAGING=URL maps one more staging host (repeatable)",
+    )
+    parser.add_argument("--user", metavar="NAME", help="HTTP basic auth user for the staging origins only")
     parser.add_argument("--password", metavar="SECRET", help="its password (visible to ps: prefer --password-env)")
     parser.add_argument(
         "--password-env", metavar="VAR", help="environment variable holding the password ($SITEMAP_STAGING_PASSWORD)"

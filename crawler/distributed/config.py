@@ -51,6 +51,7 @@ SHARED_OPTIONS: dict[str, str] = {
     "SITEMAP_MAX_CRAWL_DELAY": "float",
     "SITEMAP_SUBDOMAINS": "bool",
     "SITEMAP_HOSTS": "list",
+    "SITEMAP_PRODUCTION_URL": "list",  # links on production names are followed on staging
     "SITEMAP_MAX_HOSTS": "int",
     "SITEMAP_MAX_PAGES_PER_HOST": "int",
     "SITEMAP_INCLUDE": "list",

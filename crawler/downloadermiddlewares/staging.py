@@ -1,9 +1,10 @@
-"""Staging credentials, sent to the staging origin and nowhere else (SPEC S7).
+"""Staging credentials, sent to the staging origins and nowhere else (SPEC S7).
 
 The protection space of HTTP basic auth is one origin: scheme, host and
 port (RFC 7617). Runs last before the download, so whatever built the
 request (a redirect hop, a sitemap on a sister host), credentials are
-added on the staging origin only and removed from every other request.
+added on the staging origins only (the start URL's, and each one
+the user mapped to a production origin) and removed from every other request.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class StagingAccessMiddleware:
         return cls(access)
 
     def process_request(self, request: Request) -> None:
-        on_staging = site_root(request.url) == self.access.origin
+        on_staging = site_root(request.url) in self.access.origins
         for name in self.names:
             request.headers.pop(name, None)
         if on_staging:

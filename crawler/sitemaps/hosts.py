@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from crawler.scope import Scope
     from crawler.sitemaps.entries import UrlEntry
     from crawler.sitemaps.publish import PublishResult, SitemapPublisher
     from crawler.sitemaps.shards import Relocate, SetLayout
@@ -99,7 +98,7 @@ def write_host_sets(
 
 
 def host_sets_in(
-    out_dir: Path, base_url: str, scope: Scope, outages: Mapping[str, str]
+    out_dir: Path, base_url: str, in_scope: Callable[[str], bool], outages: Mapping[str, str]
 ) -> Iterator[tuple[str, str, str | None]]:
     """(folder, ``scheme://host[:port]/``, why kept) of each host's set in OUT. *why* is ``None``
     for a set this run judges (a host of the crawl, in reach); else why the set is left as it was:
@@ -110,7 +109,7 @@ def host_sets_in(
         if folder.is_symlink() or not HOST_NAME.fullmatch(folder.name):
             continue
         origin = _origin(base_url, folder.name)
-        if not scope.contains(origin + "/"):
+        if not in_scope(origin + "/"):
             yield folder.name, origin + "/", "not a host of this crawl"
         elif outage := outages.get(origin):
             yield folder.name, origin + "/", f"it was out of reach ({outage})"
@@ -150,7 +149,7 @@ def write_hosts_index(
     sets: Iterable[tuple[str, str, str | None]],
     written: Mapping[str, PublishResult],
     publisher_for: Callable[[str], SitemapPublisher],
-    scope: Scope,
+    in_scope: Callable[[str], bool],
 ) -> tuple[str | None, str]:
     """One index on the host of *index_folder* listing the files of every host's published set,
     each on its own host: the sets *written* this run and those of *sets* (:func:`host_sets_in`)
@@ -162,7 +161,7 @@ def write_hosts_index(
     if not own.read_manifest():
         own.remove_extra(name)
         return None, f"{index_folder} has no set of its own"
-    folders = [folder for folder, root, why in sets if folder in written or (why and scope.contains(root))]
+    folders = [folder for folder, root, why in sets if folder in written or (why and in_scope(root))]
     entries = []
     for folder in sorted(folders, key=lambda each: (each != index_folder, each)):
         publisher = publisher_for(folder)

@@ -1,0 +1,232 @@
+"""An audit of a staging site of several hosts: each staging host mapped to its production host
+(``--production-url STAGING=URL``), one production set per host, the report per host.
+
+The staging hosts are names on one server on 127.0.0.1 behind one password, reached only
+through --resolve; the site's links and sitemaps name production, as a copy of it would.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import lxml.html
+import pytest
+from scrapy.settings import BaseSettings
+
+from crawler.hostmap import HostMap
+from settings.staging import host_map
+from tests.conftest import run_cli, sitemap_locs
+from tests.hosts_site import HostsSite, Page, html, link, resolve_options
+
+WWW, BLOG, SHOP = "www.stage.test", "blog.stage.test", "shop.stage.test"
+PROD_WWW, PROD_BLOG = "https://www.example.com", "https://blog.example.com"
+AUTH = "Basic " + base64.b64encode(b"preview:s3cret-pw").decode()
+
+
+def urlset(*locs: str) -> Page:
+    body = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+    xml = f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>'
+    return 200, {"Content-Type": "application/xml"}, xml
+
+
+def staging() -> dict[str, dict[str, Page]]:
+    """www links to its about page, to the blog by its production name, and to an unmapped shop;
+    the blog's copy page names www's about page canonical; each host's robots.txt names its own
+    sitemap (www's by its production name), the blog's listing a page that is gone."""
+    text = {"Content-Type": "text/plain"}
+    return {
+        WWW: {
+            "/robots.txt": (200, text, f"User-agent: *\nAllow: /\nSitemap: {PROD_WWW}/sitemap.xml\n"),
+            "/": html(f'<a href="/about">about</a><a href="{PROD_BLOG}/">blog</a><a href="{link(SHOP)}">shop</a>'),
+            "/about": html("about us"),
+            "/sitemap.xml": urlset(f"{PROD_WWW}/", f"{PROD_WWW}/about"),
+        },
+        BLOG: {
+            "/robots.txt": (200, text, f"User-agent: *\nAllow: /\nSitemap: {link(BLOG, 'sitemap.xml')}\n"),
+            "/": html('<a href="/post">post</a><a href="/copy">copy</a>'),
+            "/post": html("a post"),
+            "/copy": html("about us", head=f'<link rel="canonical" href="{PROD_WWW}/about">'),
+            "/sitemap.xml": urlset(f"{PROD_BLOG}/", f"{PROD_BLOG}/post", f"{PROD_BLOG}/gone"),
+        },
+        SHOP: {"/": html("the shop")},
+    }
+
+
+@dataclass
+class Audit:
+    site: HostsSite
+    out: Path
+    process: subprocess.CompletedProcess[str]
+
+    def report(self) -> dict[str, object]:
+        data: dict[str, object] = json.loads((self.out / "report.json").read_text())
+        return data
+
+    def rows(self) -> dict[str, dict[str, str]]:
+        with (self.out / "urls.csv").open(newline="") as file:
+            return {row["url"]: row for row in csv.DictReader(file)}
+
+
+def audit(site: HostsSite, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(
+        "audit", site.root(WWW), "--out", str(out), "--user", "preview", "--password-env", "STAGING_PW",
+        *resolve_options([*site.hosts], site.port), *options, env={"STAGING_PW": "s3cret-pw"},
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audit]:
+    site = HostsSite(staging())
+    site.authorization = AUTH
+    site.start()
+    try:
+        out = tmp_path_factory.mktemp("audit") / "out"
+        pairs = ("--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
+        yield Audit(site, out, audit(site, out, *pairs))
+    finally:
+        site.stop()
+
+
+def test_each_production_host_gets_its_own_valid_set(staged: Audit) -> None:
+    assert staged.process.returncode == 0, staged.process.stderr
+    assert sorted(sitemap_locs(staged.out / "www.example.com", PROD_WWW)) == [f"{PROD_WWW}/", f"{PROD_WWW}/about"]
+    assert sorted(sitemap_locs(staged.out / "blog.example.com", PROD_BLOG)) == [f"{PROD_BLOG}/", f"{PROD_BLOG}/post"]
+    written = [path.read_text() for path in staged.out.glob("*/*.xml")]
+    assert written and not any("stage.test" in text for text in written)  # no staging name is ever listed
+    previews = [line for line in staged.process.stderr.splitlines() if line.startswith("Production sitemap preview")]
+    assert [line.rsplit("/", 2)[1] for line in previews] == ["www.example.com", "blog.example.com"]
+
+
+def test_the_report_explains_each_hosts_urls_by_their_production_names(staged: Audit) -> None:
+    rows = staged.rows()
+    copy = rows[staged.site.root(BLOG) + "copy"]
+    assert (copy["production_url"], copy["outcome"], copy["reason"]) == (
+        f"{PROD_BLOG}/copy",
+        "excluded",
+        "canonicalised",
+    )
+    assert copy["canonical"] == staged.site.root(WWW) + "about"
+    assert rows[staged.site.root(BLOG) + "post"]["production_url"] == f"{PROD_BLOG}/post"
+    assert rows[staged.site.root(BLOG)]["depth"] == "0"  # a mapped host's root is a start of the crawl
+    assert rows[staged.site.root(SHOP)]["reason"] == "out-of-scope"
+    summary = staged.report()["summary"]
+    assert isinstance(summary, dict)
+    assert summary["hosts"] == {
+        f"{PROD_WWW}/": {"listed": 2, "excluded": 0},
+        f"{PROD_BLOG}/": {"listed": 2, "excluded": 2},  # the copy, and the sitemap's page that is gone
+    }
+    assert f"on {PROD_BLOG}: 2 listed, 2 excluded" in staged.process.stderr
+
+
+def test_each_hosts_own_sitemap_is_compared_on_its_own_host(staged: Audit) -> None:
+    """The blog's sitemap is read as the blog's (its locs are not another host's), and its page
+    that is gone on staging is a finding on the blog."""
+    findings = staged.report()["findings"]
+    assert isinstance(findings, list)
+    by_kind: dict[str, list[str]] = {}
+    for finding in findings:
+        by_kind.setdefault(finding["kind"], []).append(finding["production_url"])
+    assert by_kind.get("listed-not-indexable") == [f"{PROD_BLOG}/gone"], by_kind
+    assert "sitemap-errors" not in by_kind, by_kind
+    sources = staged.report()["sitemaps"]
+    assert isinstance(sources, dict)
+    assert sorted(sources["sources"]) == [staged.site.root(BLOG) + "sitemap.xml", staged.site.root(WWW) + "sitemap.xml"]
+
+
+def test_credentials_go_to_the_mapped_staging_hosts_only(staged: Audit) -> None:
+    hits = staged.site.hits
+    assert {hit.host for hit in hits} == {WWW, BLOG}  # the unmapped shop gets no request
+    assert all(hit.authorization == AUTH for hit in hits)
+    assert "s3cret-pw" not in staged.process.stderr + (staged.out / "report.json").read_text()
+
+
+BAD = [
+    (("--production-url", PROD_WWW, "--subdomains"), "drop --subdomains and --host"),
+    (("--production-url", f"{BLOG}={PROD_BLOG}"), "the start URL's host"),
+    (("--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_WWW}"), "is given twice"),
+    (("--production-url", PROD_WWW, "--production-url", f"http://{BLOG}:1={PROD_BLOG}"), "scheme and port"),
+    (("--production-url", PROD_WWW, "--production-url", f"u:pw@{BLOG}={PROD_BLOG}"), "not a staging host"),
+]
+
+
+@pytest.mark.parametrize(("options", "words"), BAD, ids=[words for _, words in BAD])
+def test_a_wrong_host_map_is_one_line_before_any_request(tmp_path: Path, options: tuple[str, ...], words: str) -> None:
+    site = HostsSite(staging())
+    site.start()
+    try:
+        result = audit(site, tmp_path / "out", *options)
+    finally:
+        site.stop()
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    assert "pw@" not in lines[0]
+    assert site.hits == []
+
+
+def test_a_second_audit_compares_each_host_with_the_first(staged: Audit, tmp_path: Path) -> None:
+    out = tmp_path / "again"
+    pairs = ("--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
+    again = audit(staged.site, out, *pairs, "--compare", str(staged.out))
+    assert again.returncode == 0, again.stderr
+    compare = json.loads((out / "report.json").read_text())["compare"]
+    assert (compare["new"], compare["fixed"]) == (0, 0) and compare["still_there"] >= 1, compare
+
+
+# --- the map itself (pure) -------------------------------------------------------------------------
+
+
+def test_each_url_moves_between_its_own_hosts_names() -> None:
+    hosts = HostMap(
+        (("http://stage.test:8080/", "https://www.example.com/"), ("http://blog.stage.test:8080/", PROD_BLOG + "/"))
+    )
+    assert hosts.to_production("http://blog.stage.test:8080/post?a=1") == PROD_BLOG + "/post?a=1"
+    assert hosts.to_staging(PROD_BLOG + "/post") == "http://blog.stage.test:8080/post"
+    assert hosts.to_production("http://stage.test:8080/") == "https://www.example.com/"
+    assert hosts.to_production("http://blog.stage.test.evil:8080/x") == "http://blog.stage.test.evil:8080/x"
+    assert hosts.to_staging("https://shop.example.com/") == "https://shop.example.com/"
+    assert hosts.on_production(PROD_BLOG + "/x") and not hosts.on_production("https://shop.example.com/")
+    assert hosts.on_staging("http://blog.stage.test:8080/") and not hosts.on_staging(PROD_BLOG + "/")
+    assert (hosts.staging, hosts.production) == ("http://stage.test:8080/", "https://www.example.com/")
+
+
+@pytest.mark.parametrize(
+    ("value", "pairs"),
+    [
+        ("https://www.example.com", [("http://stage.test:8080/", "https://www.example.com/")]),
+        (
+            ["blog.stage.test=https://blog.example.com", "https://www.example.com"],
+            [
+                ("http://stage.test:8080/", "https://www.example.com/"),
+                ("http://blog.stage.test:8080/", PROD_BLOG + "/"),
+            ],
+        ),
+        (
+            ["stage.test=https://www.example.com", "http://Blog.Stage.test:8080=https://blog.example.com/"],
+            [
+                ("http://stage.test:8080/", "https://www.example.com/"),
+                ("http://blog.stage.test:8080/", PROD_BLOG + "/"),
+            ],
+        ),
+    ],
+)
+def test_the_production_setting_maps_the_start_host_first(value: object, pairs: list[tuple[str, str]]) -> None:
+    settings = BaseSettings({"SITEMAP_PRODUCTION_URL": value})
+    hosts = host_map(settings, "http://stage.test:8080/start")
+    assert hosts is not None and list(hosts.pairs) == pairs
+
+
+def test_the_html_report_names_each_host_and_its_counts(staged: Audit) -> None:
+    page = lxml.html.fromstring((staged.out / "report.html").read_bytes())
+    rows = [
+        [cell.text_content() for cell in row.xpath("td")] for row in page.xpath('//table[@id="summary-hosts"]//tr[td]')
+    ]
+    assert rows == [[f"{PROD_WWW}/", "2", "0"], [f"{PROD_BLOG}/", "2", "2"]]
+    meta = page.xpath('//p[@class="meta"]')[0].text_content()
+    assert f"{staged.site.root(BLOG)} as {PROD_BLOG}/" in meta
