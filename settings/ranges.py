@@ -93,6 +93,7 @@ RANGES: dict[str, Range] = {
     "check --deadline": Range(1, 86_400, "seconds", whole=False),
     "serve --update-timeout": Range(1, 86_400, "seconds", whole=False),
     "worker --wait": Range(0, 86_400, "seconds", whole=False),
+    "coverage --days": Range(1, 3660, "days"),
 }
 
 

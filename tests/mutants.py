@@ -38,6 +38,7 @@ PACE = "tests/test_distributed_pace.py"
 POLITE = "tests/test_distributed_politeness.py"
 CREDENTIALS = "tests/test_audit_credentials.py"
 AUDIT_HOSTS = "tests/test_audit_hosts.py"
+COVERAGE = "tests/test_coverage.py"
 RENDER = "tests/test_render.py"
 RENDER_MEMORY = "tests/test_render_memory.py"
 SHRINK = "tests/test_shrink_changes.py"
@@ -486,6 +487,24 @@ MUTANTS = [
     Mutant("the production map reaches the workers of a shared crawl", "crawler/distributed/config.py",
            '    "SITEMAP_PRODUCTION_URL": "list",', "",
            ("tests/test_hosts_shared.py::test_a_worker_follows_production_names_on_their_staging_hosts",)),
+    Mutant("coverage: a crawler's agent from outside its published ranges is spoofed", "crawler/coverage/tally.py",
+           "        if not self.ranges.vouches(crawler, request.address):", "        if False:",
+           (f"{COVERAGE}::test_verified_fetches_are_counted_exactly_per_url_and_crawler",)),
+    Mutant("coverage: only the window's days count", "crawler/coverage/figures.py",
+           " WHERE day >= (SELECT since FROM window_start);", ";",
+           (f"{COVERAGE}::test_spoofed_malformed_and_old_lines_are_counted_apart",)),
+    Mutant("coverage: a line that is not UTF-8 is skipped", "crawler/coverage/reading.py",
+           'line = raw.decode("utf-8").rstrip', 'line = raw.decode("utf-8", "replace").rstrip',
+           (f"{COVERAGE}::test_spoofed_malformed_and_old_lines_are_counted_apart",)),
+    Mutant("coverage: gzip is told by its first bytes", "crawler/coverage/reading.py",
+           "    if handle.peek(2)[:2] == _GZIP_MAGIC:", "    if False:",
+           ("tests/test_coverage_units.py::test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long",)),
+    Mutant("coverage: an IPv4 address mapped into IPv6 is the IPv4 one", "crawler/coverage/crawlers.py",
+           "            parsed = parsed.ipv4_mapped", "            pass",
+           ("tests/test_coverage_units.py::test_a_crawler_is_its_agent_and_counts_only_from_its_ranges",)),
+    Mutant("coverage: a ranges refresh keeps a crawler whose source failed", "crawler/coverage/refresh.py",
+           "        if not ranges:", "        if False:",
+           (f"{COVERAGE}::test_the_ranges_are_refreshed_from_their_sources_and_a_failed_one_is_kept",)),
 ]  # fmt: skip
 
 

@@ -30,7 +30,7 @@ from tests.docs_text import README, ROOT, guide, hand_written, reference
 from tests.server import SiteServer
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
-COMMANDS = ["crawl", "update", "serve", "validate", "check", "audit", "config", "worker"]
+COMMANDS = ["crawl", "update", "serve", "validate", "check", "audit", "config", "worker", "coverage"]
 #: A Markdown link: [text](target); targets with a scheme are not ours to check.
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -81,7 +81,7 @@ def test_every_local_link_of_every_page_leads_to_a_page() -> None:
 
 def test_every_subcommand_is_in_the_reference() -> None:
     commands = subcommands()
-    assert list(commands) == ["crawl", "update", "serve", "audit", "config", "worker", "check", "validate"]
+    assert list(commands) == ["crawl", "update", "serve", "audit", "config", "worker", "check", "validate", "coverage"]
     page = reference("commands.md")
     assert [name for name in commands if f"## `sitemap-crawler {name}`" not in page] == []
 

@@ -29,6 +29,7 @@ COMMANDS = {
     "update": ("crawler.cli.crawl", "run_crawl_command"),
     "serve": ("crawler.cli.serve", "run_serve"),
     "validate": ("crawler.cli.validate", "run_validate"),
+    "coverage": ("crawler.cli.coverage", "run_coverage"),
     "check": ("crawler.cli.check", "run_check"),
     "audit": ("crawler.cli.audit", "run_audit"),
     "config": ("crawler.cli.config", "run_config"),
@@ -126,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _say(arguments: list[str], message: str, event: str, status: int) -> None:
     """One line on stderr: JSON when the run logs JSON (a container), else words."""
-    wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), _option(arguments, "--log-format")) or (
+    own = None if arguments[:1] == ["coverage"] else _option(arguments, "--log-format")  # coverage's: the logs read
+    wants_json = "json" in (os.environ.get("SITEMAP_CRAWLER_LOG_FORMAT"), own) or (
         "container" in (os.environ.get("SITEMAP_CRAWLER_PROFILE"), _option(arguments, "--profile"))
     )
     if wants_json:

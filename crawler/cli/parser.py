@@ -8,6 +8,7 @@ from functools import cache
 
 from crawler.cli.changes import add_change_options
 from crawler.cli.check import add_check_command
+from crawler.cli.coverage import add_coverage_command
 from crawler.cli.examples import (
     AUDIT_EXAMPLE,
     CONFIG_EXAMPLE,
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_worker_command(commands)
     add_check_command(commands)
     add_validate_command(commands)
+    add_coverage_command(commands)
     for command in commands.choices.values():  # every command: -v shows a bug's traceback (the crawl's logs more)
         with contextlib.suppress(argparse.ArgumentError):
             command.add_argument("--verbose", "-v", action="count", default=0, help="say more; a bug's traceback")

@@ -62,9 +62,10 @@ class Nginx:
     prepared before :meth:`start`. Stopped by its PID, never by name.
     """
 
-    def __init__(self, root: Path, folder: Path) -> None:
+    def __init__(self, root: Path, folder: Path, log_format: str = "realapps") -> None:
         self.root = root
         self.folder = folder
+        self.log_format = log_format  # "realapps" (one JSON object a line), or nginx's own "combined"
         self.port = _free_port()
         self.access_log = folder / "access.log"
         self.error_log = folder / "error.log"
@@ -90,7 +91,7 @@ http {{
     {types}
     default_type application/octet-stream;
     {_LOG_FORMAT}
-    access_log {self.access_log} realapps;
+    access_log {self.access_log} {self.log_format};
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
     fastcgi_temp_path {temp}/fastcgi;

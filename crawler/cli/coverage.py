@@ -1,0 +1,172 @@
+"""``sitemap-crawler coverage OUT --logs FILE``: what verified crawlers fetched, from the site's
+access logs, joined with OUT's published set and the crawl report (SPEC S14).
+
+The logs stream once into a SQLite table of counts in a scratch folder (memory stays flat
+whatever their length); the figures are SQL over it, the URLs streamed out in ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from crawler.cli.exits import EXIT_OK
+from crawler.cli.usage import UsageError
+from crawler.coverage.crawlers import load_ranges
+from crawler.coverage.figures import crawler_figures, day_name, open_window, url_rows
+from crawler.coverage.logformats import line_parser
+from crawler.coverage.published import SCHEMA, read_published, read_report
+from crawler.coverage.reading import LogCounts, read_logs
+from crawler.coverage.tally import DAY, FETCH_SCHEMA, Tally
+from settings.checks import beside
+from settings.ranges import option_type
+
+__all__ = ["add_coverage_command", "run_coverage"]
+
+COVERAGE_EXAMPLE = """\
+example:
+  sitemap-crawler coverage public/ --logs /var/log/nginx/access.log --logs /var/log/nginx/access.log.2.gz
+  zcat access.log.*.gz | sitemap-crawler coverage public/ --logs - --days 7 --json > coverage.json
+"""
+
+
+def add_coverage_command(commands: Any) -> None:
+    coverage = commands.add_parser(
+        "coverage",
+        help="what verified search and AI crawlers fetched, from access logs, against the published set",
+        description=(
+            "Read access logs (nginx or Apache combined and common, an nginx log_format, JSON lines; plain or "
+            "gzip; - for stdin) and join the requests of verified crawlers (user agent and published address "
+            "ranges both) with OUT's published set and the crawl report: listed URLs no crawler fetched, what "
+            "crawlers fetched that is not listed and why, what the crawl never met."
+        ),
+        epilog=COVERAGE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    coverage.add_argument("out", metavar="OUT", help="the crawl's output folder (its published set)")
+    coverage.add_argument(
+        "--logs", action="append", required=True, metavar="FILE", help="an access log (repeatable; - for stdin)"
+    )
+    coverage.add_argument(
+        "--log-format",
+        metavar="FORMAT",
+        help="combined, common, json, or an nginx log_format line (default: each line's own, told apart)",
+    )
+    coverage.add_argument(
+        "--days", type=option_type("coverage --days"), default=30, metavar="N", help="days ending at the last line (30)"
+    )
+    coverage.add_argument(
+        "--bot-ranges", metavar="FILE", help="crawler address ranges to use instead of the shipped ones"
+    )
+    coverage.add_argument("--report", metavar="FILE", help="the crawl report (default: OUT.crawl-report.jsonl)")
+    coverage.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+
+
+def run_coverage(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if not out.is_dir():
+        raise UsageError(f"{out}: no such folder (give the crawl's --out)")
+    try:
+        ranges = load_ranges(Path(args.bot_ranges) if args.bot_ranges else None)
+        parse = line_parser(args.log_format)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    for source in args.logs:
+        if source != "-" and not Path(source).is_file():
+            raise UsageError(f"--logs {source}: no such file")
+    report = Path(args.report) if args.report else beside(out, "crawl-report.jsonl")
+    with tempfile.TemporaryDirectory(prefix="sitemap-crawler-coverage-") as scratch:
+        db = sqlite3.connect(Path(scratch) / "coverage.sqlite3")
+        try:
+            db.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;" + SCHEMA + FETCH_SCHEMA)
+            try:
+                origins = read_published(out, db)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
+            met = read_report(report, db) if report.is_file() else 0
+            counts = LogCounts()
+            hosts = {origin.split("://", 1)[1].rstrip("/").rsplit(":", 1)[0]: origin for origin in origins}
+            tally = Tally(db, ranges, hosts, origins[0] if origins else "")
+            for request in read_logs(args.logs, parse, counts):
+                tally.add(request)
+            tally.flush()
+            since = _since(tally, args.days)
+            open_window(db, since)
+            document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
+            document["ranges_collected"] = ranges.collected
+            if args.json:
+                _write_json(document, db, sys.stdout)
+            _summary(document, out, sys.stderr)
+        finally:
+            db.close()
+    return EXIT_OK
+
+
+def _since(tally: Tally, days: int) -> int:
+    last_day = int(tally.last // DAY) if tally.last is not None else 0
+    return last_day - days + 1
+
+
+def _document(db: sqlite3.Connection, tally: Tally, counts: LogCounts, since: int, days: int) -> dict[str, Any]:
+    (listed,) = db.execute("SELECT COUNT(*) FROM listed").fetchone()
+    spoofed: dict[str, int] = {}
+    for (crawler, day), count in sorted(tally.spoofed.items()):
+        if day >= since:
+            spoofed[crawler] = spoofed.get(crawler, 0) + count
+    return {
+        "window": {"days": days, "from": day_name(since), "to": day_name(since + days - 1)} if tally.last else None,
+        "logs": {
+            "lines": counts.lines, "requests": tally.requests, "malformed": counts.malformed,
+            "not_utf8": counts.not_utf8, "other_hosts": tally.elsewhere, "broken_files": counts.broken_files or [],
+        },
+        "listed": listed,
+        "spoofed": spoofed,
+        "crawlers": crawler_figures(db),
+    }  # fmt: skip
+
+
+def _write_json(document: dict[str, Any], db: sqlite3.Connection, stream: TextIO) -> None:
+    """The document, its ``urls`` streamed one by one (a million URLs never sit in memory)."""
+    head = json.dumps(document, ensure_ascii=False)
+    stream.write(head[:-1] + ', "urls": [')
+    stream.writelines(
+        ("," if n else "") + "\n" + json.dumps(row, ensure_ascii=False) for n, row in enumerate(url_rows(db))
+    )
+    stream.write("\n]}\n")
+    stream.flush()
+
+
+def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
+    logs = document["logs"]
+    window = document["window"]
+    span = f", {window['from']} to {window['to']} ({window['days']} days)" if window else ", no request in the logs"
+    lines = [
+        f"Coverage of {document['listed']:,} listed URLs ({out}){span}",
+        (
+            f"Read {logs['lines']:,} log lines: {logs['requests']:,} requests, {logs['malformed']:,} malformed, "
+            f"{logs['not_utf8']:,} not UTF-8"
+        ),
+    ]
+    if not document["crawlers"]:
+        lines.append("No verified crawler fetched anything in the window")
+    for crawler, figures in document["crawlers"].items():
+        wasted = sum(entry["fetches"] for entry in figures["not_listed"].values())
+        reasons = ", ".join(f"{reason} {entry['fetches']:,}" for reason, entry in figures["not_listed"].items())
+        lines.append(
+            f"  {crawler}: {figures['fetches']:,} fetches; {figures['listed_fetched']:,} listed URLs fetched, "
+            f"{figures['listed_not_fetched']:,} never"
+        )
+        if wasted:
+            share = round(100 * wasted / figures["fetches"])
+            lines.append(f"    {wasted:,} fetches ({share}%) of URLs not listed: {reasons}")
+        if figures["listed_not_200"]:
+            lines.append(f"    {figures['listed_not_200']:,} listed URLs answered it other than 200")
+    if document["spoofed"]:
+        spoofed = ", ".join(f"{crawler} {count:,}" for crawler, count in document["spoofed"].items())
+        lines.append(f"Spoofed (a crawler's user agent from outside its published ranges, not counted): {spoofed}")
+    print("\n".join(lines), file=stream)

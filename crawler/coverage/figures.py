@@ -1,0 +1,118 @@
+"""What the coverage tables say, over the window of days ending at the last log line (pure
+SQL over the tables of :mod:`crawler.coverage.published` and :mod:`crawler.coverage.tally`).
+
+For each verified crawler: its fetches, the listed URLs it fetched and those it never did,
+what it fetched that is not listed grouped by the crawl's reason (``not-met``: a URL the
+crawl never met, an orphan or a dead URL still asked for; ``not-published``: one the crawl
+listed that OUT's set does not hold) with their share of its fetches, the statuses of what
+it fetched that the crawl never met, the listed URLs it got anything but 200 for, its fetches
+per day and per section.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import groupby
+from typing import Any
+
+from crawler.coverage.tally import DAY
+
+__all__ = ["NOT_MET", "NOT_PUBLISHED", "crawler_figures", "day_name", "open_window", "url_rows"]
+
+NOT_MET = "not-met"
+NOT_PUBLISHED = "not-published"
+#: The fetches of the window: a view over the counts from the first day on (``window_start``).
+_WINDOW = """
+CREATE TEMP TABLE IF NOT EXISTS window_start (since INTEGER NOT NULL);
+DELETE FROM window_start;
+CREATE TEMP VIEW IF NOT EXISTS f AS SELECT * FROM fetch WHERE day >= (SELECT since FROM window_start);
+"""
+_FETCHES = "SELECT crawler, SUM(n) FROM f GROUP BY 1 ORDER BY 2 DESC, 1"
+_LISTED_FETCHED = "SELECT crawler, COUNT(DISTINCT url) FROM f JOIN listed USING (url) GROUP BY 1"
+_NOT_LISTED = """
+SELECT f.crawler, CASE WHEN met.url IS NULL THEN :not_met ELSE coalesce(met.reason, :not_published) END,
+       COUNT(DISTINCT f.url), SUM(f.n)
+FROM f LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
+WHERE listed.url IS NULL GROUP BY 1, 2 ORDER BY 4 DESC, 2
+"""
+_NOT_MET_STATUSES = """
+SELECT f.crawler, f.status, SUM(f.n) FROM f LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
+WHERE listed.url IS NULL AND met.url IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 2
+"""
+_LISTED_NOT_200 = "SELECT crawler, COUNT(DISTINCT url) FROM f JOIN listed USING (url) WHERE status != 200 GROUP BY 1"
+_PER_DAY = "SELECT crawler, day, SUM(n) FROM f GROUP BY 1, 2 ORDER BY 2"
+_SECTIONS = """
+WITH s AS (SELECT section, COUNT(*) AS listed FROM listed GROUP BY 1)
+SELECT f.crawler, s.section, s.listed, COUNT(DISTINCT f.url)
+FROM f JOIN listed USING (url) JOIN s ON s.section = listed.section GROUP BY 1, 2 ORDER BY 2
+"""
+_URLS = """
+WITH g AS (SELECT url, crawler, status, SUM(n) AS n, MAX(last) AS last FROM f GROUP BY 1, 2, 3),
+     u AS (SELECT url FROM listed UNION SELECT url FROM g)
+SELECT u.url, listed.url IS NOT NULL, met.url IS NOT NULL, met.reason, g.crawler, g.status, g.n, g.last
+FROM u LEFT JOIN listed USING (url) LEFT JOIN met USING (url) LEFT JOIN g USING (url) ORDER BY u.url
+"""
+
+
+def day_name(day: int) -> str:
+    return datetime.fromtimestamp(day * DAY, UTC).date().isoformat()
+
+
+def open_window(db: sqlite3.Connection, since: int) -> None:
+    """The window of the queries below: the days from *since* (days since the epoch) on."""
+    db.executescript(_WINDOW)
+    db.execute("INSERT INTO window_start VALUES (?)", (since,))
+
+
+def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Each crawler's figures over the window (:func:`open_window`)."""
+    (listed,) = db.execute("SELECT COUNT(*) FROM listed").fetchone()
+    figures: dict[str, dict[str, Any]] = {}
+    for crawler, fetches in db.execute(_FETCHES):
+        figures[crawler] = {
+            "fetches": fetches, "listed_fetched": 0, "listed_not_fetched": listed, "not_listed": {},
+            "not_met_statuses": {}, "listed_not_200": 0, "per_day": {}, "sections": {},
+        }  # fmt: skip
+    for crawler, count in db.execute(_LISTED_FETCHED):
+        figures[crawler]["listed_fetched"] = count
+        figures[crawler]["listed_not_fetched"] = listed - count
+    for crawler, reason, urls, count in db.execute(_NOT_LISTED, {"not_met": NOT_MET, "not_published": NOT_PUBLISHED}):
+        share = round(100 * count / figures[crawler]["fetches"], 1)
+        figures[crawler]["not_listed"][reason] = {"urls": urls, "fetches": count, "share": share}
+    for crawler, status, count in db.execute(_NOT_MET_STATUSES):
+        figures[crawler]["not_met_statuses"][str(status)] = count
+    for crawler, count in db.execute(_LISTED_NOT_200):
+        figures[crawler]["listed_not_200"] = count
+    for crawler, day, count in db.execute(_PER_DAY):
+        figures[crawler]["per_day"][day_name(day)] = count
+    for crawler, section, in_section, count in db.execute(_SECTIONS):
+        figures[crawler]["sections"][section] = {"listed": in_section, "fetched": count}
+    return figures
+
+
+def url_rows(db: sqlite3.Connection) -> Iterator[dict[str, Any]]:
+    """Every URL listed or fetched by a verified crawler in the window, in URL order:
+    ``{url, listed, reason, fetches: {crawler: n}, last_fetch, statuses: {status: n}}``."""
+    rows = db.execute(_URLS)
+    for url, group in groupby(rows, key=lambda row: row[0]):
+        fetches: dict[str, int] = {}
+        statuses: dict[str, int] = {}
+        last: float | None = None
+        is_listed, reason = False, None
+        for _, listed, met, why, crawler, status, count, when in group:
+            is_listed = bool(listed)
+            reason = None if listed else (why or NOT_PUBLISHED) if met else NOT_MET
+            if crawler is not None:
+                fetches[crawler] = fetches.get(crawler, 0) + count
+                statuses[str(status)] = statuses.get(str(status), 0) + count
+                last = when if last is None or when > last else last
+        yield {
+            "url": url,
+            "listed": is_listed,
+            "reason": reason,
+            "fetches": fetches,
+            "last_fetch": None if last is None else datetime.fromtimestamp(last, UTC).isoformat(timespec="seconds"),
+            "statuses": statuses,
+        }

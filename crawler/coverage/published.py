@@ -1,0 +1,114 @@
+"""What the site publishes and what the crawl met, into the coverage table (pure apart from
+reading OUT and the crawl report): every listed URL with its section (the shard group of its
+file), and every URL the crawl report explains, with its reason.
+
+OUT is one set (its manifest at the top) or one set per host (``OUT/HOST/``). Only the files
+the manifest names are read: what the tool published, nothing a folder happens to hold.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from collections.abc import Iterator
+from itertools import chain
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+from crawler.sitemaps.publish import MANIFEST_NAME
+from crawler.urls import normalize_url, site_root
+
+__all__ = ["SCHEMA", "read_published", "read_report", "set_folders", "url_of"]
+
+SCHEMA = """
+CREATE TABLE listed (url TEXT PRIMARY KEY, section TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE met (url TEXT PRIMARY KEY, reason TEXT, status INTEGER) WITHOUT ROWID;
+"""
+_LOC = "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"
+
+
+def set_folders(out: Path) -> list[Path]:
+    """The set folders of OUT: OUT itself, or each host's folder; ``ValueError`` when none."""
+    if (out / MANIFEST_NAME).is_file():
+        return [out]
+    folders = sorted(path.parent for path in out.glob(f"*/{MANIFEST_NAME}") if not path.parent.is_symlink())
+    if not folders:
+        raise ValueError(f"{out}: no sitemap set written by sitemap-crawler here (no {MANIFEST_NAME})")
+    return folders
+
+
+def _section(name: str, stem: str) -> str:
+    """The shard group of file *name* of a set whose index is ``STEM.xml``: ``""`` for ``STEM-3.xml``."""
+    core = name.removesuffix(".gz").removesuffix(".xml").removeprefix(stem + "-")
+    group, _, number = core.rpartition("-")
+    return group if number.isdigit() else ""
+
+
+def _locs(path: Path) -> Iterator[str]:
+    with path.open("rb") as raw:
+        handle = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+        for _, element in etree.iterparse(handle, tag=_LOC, resolve_entities=False, no_network=True, huge_tree=True):
+            if element.text:
+                yield element.text.strip()
+            element.clear()
+
+
+def read_published(out: Path, db: sqlite3.Connection) -> list[str]:
+    """Every listed URL of OUT's sets into ``listed``; the sets' origins (``scheme://host[:port]/``)."""
+    origins: list[str] = []
+    for folder in set_folders(out):
+        manifest = json.loads((folder / MANIFEST_NAME).read_text("utf-8"))
+        stem = str(manifest.get("index", "sitemap.xml")).removesuffix(".xml")
+        for name in manifest.get("files", {}):
+            locs = iter(_locs(folder / name))
+            first = next(locs, None)
+            if first is None:
+                continue
+            if (origin := site_root(first)) not in origins:
+                origins.append(origin)
+            section = _section(name, stem)
+            rows = ((url, section) for url in chain((first,), locs))
+            db.executemany("INSERT OR IGNORE INTO listed VALUES (?, ?)", rows)
+    db.commit()
+    return origins
+
+
+def read_report(path: Path, db: sqlite3.Connection) -> int:
+    """The crawl report's URLs and reasons into ``met``; how many lines were read."""
+    count = 0
+    with path.open("rb") as lines:
+        for raw in lines:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(line, dict) or not isinstance(line.get("url"), str) or line.get("outcome") == "warning":
+                continue
+            status = line.get("status")
+            reason = line.get("reason") if line.get("outcome") != "listed" else None
+            db.execute(
+                "INSERT OR REPLACE INTO met VALUES (?, ?, ?)",
+                (line["url"], reason, status if isinstance(status, int) else None),
+            )
+            count += 1
+    db.commit()
+    return count
+
+
+def url_of(target: str, host: str, origins: dict[str, str], default: str) -> str | None:
+    """The absolute, normal URL a log's request target names on this site, or ``None`` for a
+    request to another host. *origins* maps each host name to its origin; *default* is the origin
+    of a line that names no host."""
+    if target.startswith(("http://", "https://")):
+        host = urlsplit(target).hostname or ""
+        target = urlsplit(target)._replace(scheme="", netloc="").geturl() or "/"
+    origin = origins.get(host.rsplit(":", 1)[0] if host.count(":") == 1 else host) if host else default
+    if origin is None or not target.startswith("/"):
+        return None
+    try:
+        return normalize_url(origin.rstrip("/") + target)
+    except ValueError:
+        return None

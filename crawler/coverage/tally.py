@@ -1,0 +1,71 @@
+"""Verified crawler fetches counted into SQLite as the logs stream by (pure apart from the
+table): one row per URL, crawler, day and status, so memory stays flat however long the logs.
+
+A request counts for a crawler when its user agent names one (:func:`crawler_of`) and its
+address is in that crawler's published ranges; a crawler agent from any other address is
+spoofed, counted by crawler and day, never as a fetch.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+
+from crawler.coverage.crawlers import CrawlerRanges, crawler_of
+from crawler.coverage.logformats import LogRequest
+from crawler.coverage.published import url_of
+
+__all__ = ["DAY", "FETCH_SCHEMA", "Tally"]
+
+DAY = 86_400
+FETCH_SCHEMA = """
+CREATE TABLE fetch (
+    url TEXT NOT NULL, crawler TEXT NOT NULL, day INTEGER NOT NULL, status INTEGER NOT NULL,
+    n INTEGER NOT NULL, last REAL NOT NULL, PRIMARY KEY (url, crawler, day, status)
+) WITHOUT ROWID;
+"""
+_UPSERT = """
+INSERT INTO fetch VALUES (?, ?, ?, ?, 1, ?)
+ON CONFLICT (url, crawler, day, status) DO UPDATE SET n = n + 1, last = max(last, excluded.last)
+"""
+_BATCH = 10_000
+
+
+@dataclass(slots=True)
+class Tally:
+    db: sqlite3.Connection
+    ranges: CrawlerRanges
+    origins: dict[str, str]  # host name -> origin (scheme://host[:port]/) of each set
+    default_origin: str  # the origin of a log line that names no host
+    last: float | None = None  # the time of the latest request of the logs
+    first: float | None = None
+    requests: int = 0
+    elsewhere: int = 0  # verified fetches of another host's URLs (a shared log), or of no path
+    spoofed: Counter[tuple[str, int]] = field(default_factory=Counter)  # (crawler, day) -> requests
+    _rows: list[tuple[str, str, int, int, float]] = field(default_factory=list)
+
+    def add(self, request: LogRequest) -> None:
+        when = request.time
+        self.requests += 1
+        self.last = when if self.last is None or when > self.last else self.last
+        self.first = when if self.first is None or when < self.first else self.first
+        crawler = crawler_of(request.agent)
+        if crawler is None:
+            return
+        day = int(when // DAY)
+        if not self.ranges.vouches(crawler, request.address):
+            self.spoofed[crawler, day] += 1
+            return
+        url = url_of(request.target, request.host, self.origins, self.default_origin)
+        if url is None:
+            self.elsewhere += 1
+            return
+        self._rows.append((url, crawler, day, request.status, when))
+        if len(self._rows) >= _BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        self.db.executemany(_UPSERT, self._rows)
+        self.db.commit()
+        self._rows.clear()

@@ -1,0 +1,255 @@
+"""`coverage`: the access log of a real nginx, written while the test fetches the site as
+crawlers would (user agents of Googlebot and GPTBot, from loopback addresses the test's own
+--bot-ranges file gives them), plus a rotated, gzipped older log with public and IPv6
+addresses, a malformed and a non-UTF-8 line; joined with the set and the report of a crawl of
+the same nginx.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.coverage.crawlers import load_ranges
+from tests.conftest import run_cli, sitemap_locs
+from tests.local_server import LocalServer
+from tests.realapps.nginx import Nginx, nginx_binary
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+#: The test's ranges: Googlebot from 127.0.0.2 (and Google's own addresses, for the written log),
+#: GPTBot from 127.0.0.3. A Googlebot agent from 127.0.0.1 is spoofed.
+RANGES = {
+    "collected": "2026-12-01",
+    "crawlers": {
+        "Googlebot": {"sources": ["test"], "ranges": ["127.0.0.2/32", "66.249.64.0/27", "2001:4860:4801:10::/64"]},
+        "GPTBot": {"sources": ["test"], "ranges": ["127.0.0.3/32"]},
+    },
+}
+
+
+def page(body: str, head: str = "") -> str:
+    return f"<!doctype html><html><head><title>t</title>{head}</head><body>{body}</body></html>"
+
+
+def site_files(root: Path) -> None:
+    links = "".join(
+        f'<a href="{path}">{path}</a>'
+        for path in ("/a.html", "/b.html", "/noindex.html", "/dup.html", "/docs", "/private/secret.html")
+    )
+    files = {
+        "index.html": page(links),
+        "a.html": page("a"),
+        "b.html": page("b"),
+        "noindex.html": page("n", '<meta name="robots" content="noindex">'),
+        "dup.html": page("a", '<link rel="canonical" href="/a.html">'),
+        "docs/index.html": page("docs"),
+        "private/secret.html": page("secret"),
+        "robots.txt": "User-agent: *\nDisallow: /private/\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, "utf-8")
+
+
+def fetch(port: int, path: str, agent: str, source: str) -> int:
+    """One GET from *source* (a loopback address), as a crawler with *agent* would send it."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    try:
+        connection.request("GET", path, headers={"User-Agent": agent})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+#: (source address, agent, path, times): what the "crawlers" ask of nginx.
+VISITS = [
+    ("127.0.0.2", GOOGLEBOT, "/", 2),
+    ("127.0.0.2", GOOGLEBOT, "/a.html", 1),
+    ("127.0.0.2", GOOGLEBOT, "/noindex.html", 3),
+    ("127.0.0.2", GOOGLEBOT, "/docs", 1),  # nginx: 301 to /docs/
+    ("127.0.0.2", GOOGLEBOT, "/private/secret.html", 1),  # robots.txt disallows it
+    ("127.0.0.2", GOOGLEBOT, "/gone.html", 2),  # 404: the crawl never met it
+    ("127.0.0.3", GPTBOT, "/b.html", 2),
+    ("127.0.0.3", GPTBOT, "/dup.html", 1),
+    ("127.0.0.1", GOOGLEBOT, "/a.html", 4),  # spoofed: not Google's address
+]
+
+
+def old_log(path: Path) -> None:
+    """A rotated, gzipped log from before the crawl: Google's own IPv4 and IPv6 addresses, a line
+    older than the window, a malformed line and one that is not UTF-8."""
+    lines = [
+        b'66.249.64.5 - - [01/Dec/2026:10:00:00 +0000] "GET /b.html HTTP/1.1" 200 99 "-" "' + GOOGLEBOT.encode() + b'"',
+        b'2001:4860:4801:10::7 - - [02/Dec/2026:10:00:00 +0000] "GET /b.html HTTP/1.1" 200 99 "-" "'
+        + GOOGLEBOT.encode() + b'"',
+        b'66.249.64.5 - - [01/Jan/2020:10:00:00 +0000] "GET /a.html HTTP/1.1" 200 99 "-" "' + GOOGLEBOT.encode() + b'"',
+        b"this is no log line",
+        b'66.249.64.5 - - [02/Dec/2026:10:00:00 +0000] "GET /caf\xe9 HTTP/1.1" 404 9 "-" "Googlebot"',
+    ]  # fmt: skip
+    with gzip.open(path, "wb") as handle:
+        handle.write(b"\n".join(lines) + b"\n")
+
+
+@dataclass
+class Coverage:
+    origin: str
+    document: dict[str, Any]
+    stderr: str
+
+    def url(self, path: str) -> dict[str, Any]:
+        rows = {row["url"]: row for row in self.document["urls"]}
+        return rows[self.origin + path]
+
+
+@pytest.fixture(scope="module")
+def covered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Coverage]:
+    if nginx_binary() is None:
+        pytest.skip("nginx is not installed (apt-get install nginx-light)")
+    folder = tmp_path_factory.mktemp("coverage")
+    root = folder / "site"
+    root.mkdir()
+    site_files(root)
+    with Nginx(root, folder / "nginx", log_format="combined") as nginx:
+        out = folder / "out"
+        crawl = run_cli("crawl", nginx.origin + "/", "--out", str(out), "--delay", "0", "-q")
+        assert crawl.returncode == 0, crawl.stderr
+        listed = [nginx.origin + path for path in ("/", "/a.html", "/b.html", "/docs/")]
+        assert sorted(sitemap_locs(out, nginx.origin)) == listed  # a valid set, what coverage joins with
+        for source, agent, path, times in VISITS:
+            for _ in range(times):
+                fetch(nginx.port, path, agent, source)
+    ranges = folder / "ranges.json"
+    ranges.write_text(json.dumps(RANGES), "utf-8")
+    rotated = folder / "access.log.2.gz"
+    old_log(rotated)
+    result = run_cli(
+        "coverage", str(out), "--logs", str(rotated), "--logs", str(nginx.access_log), "--bot-ranges", str(ranges),
+        "--json", "--days", "30",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    yield Coverage(nginx.origin, json.loads(result.stdout), result.stderr)
+
+
+def test_every_listed_url_is_a_row_of_its_own(covered: Coverage) -> None:
+    listed = sorted(row["url"] for row in covered.document["urls"] if row["listed"])
+    assert listed == [covered.origin + path for path in ("/", "/a.html", "/b.html", "/docs/")]
+    assert covered.document["listed"] == 4
+
+
+def test_verified_fetches_are_counted_exactly_per_url_and_crawler(covered: Coverage) -> None:
+    assert covered.url("/")["fetches"] == {"Googlebot": 2}
+    assert covered.url("/a.html")["fetches"] == {"Googlebot": 1}  # the spoofed four are not counted
+    assert covered.url("/b.html")["fetches"] == {"GPTBot": 2, "Googlebot": 2}  # IPv4 and IPv6 from the old log
+    assert covered.url("/docs/")["fetches"] == {}
+    assert covered.url("/b.html")["statuses"] == {"200": 4}
+
+
+def test_what_crawlers_fetch_that_is_not_listed_says_why(covered: Coverage) -> None:
+    assert (covered.url("/noindex.html")["reason"], covered.url("/noindex.html")["fetches"]) == (
+        "noindex",
+        {"Googlebot": 3},
+    )
+    assert covered.url("/docs")["reason"] == "redirect" and covered.url("/docs")["statuses"] == {"301": 1}
+    assert covered.url("/private/secret.html")["reason"] == "robots"
+    assert covered.url("/dup.html")["reason"] == "canonicalised"
+    gone = covered.url("/gone.html")
+    assert (gone["reason"], gone["statuses"], gone["listed"]) == ("not-met", {"404": 2}, False)
+    google = covered.document["crawlers"]["Googlebot"]
+    assert google["fetches"] == 12
+    assert {reason: entry["fetches"] for reason, entry in google["not_listed"].items()} == {
+        "noindex": 3, "not-met": 2, "redirect": 1, "robots": 1,
+    }  # fmt: skip
+    assert google["not_met_statuses"] == {"404": 2}  # /gone.html twice (the line that is not UTF-8 is skipped)
+    assert google["not_listed"]["noindex"]["share"] == 25.0
+
+
+def test_listed_urls_no_crawler_fetched_are_counted_per_crawler(covered: Coverage) -> None:
+    crawlers = covered.document["crawlers"]
+    assert (crawlers["Googlebot"]["listed_fetched"], crawlers["Googlebot"]["listed_not_fetched"]) == (3, 1)
+    assert (crawlers["GPTBot"]["listed_fetched"], crawlers["GPTBot"]["listed_not_fetched"]) == (1, 3)
+    assert "Googlebot: 12 fetches; 3 listed URLs fetched, 1 never" in covered.stderr
+
+
+def test_spoofed_malformed_and_old_lines_are_counted_apart(covered: Coverage) -> None:
+    document = covered.document
+    assert document["spoofed"] == {"Googlebot": 4}
+    assert (document["logs"]["malformed"], document["logs"]["not_utf8"]) == (1, 1)
+    assert covered.url("/a.html")["fetches"] == {"Googlebot": 1}  # the 2020 fetch is out of the window
+    assert "Spoofed" in covered.stderr and "Googlebot 4" in covered.stderr
+
+
+BAD = [
+    (["--logs", "/nonexistent.log"], "--logs /nonexistent.log: no such file"),
+    (["--logs", "-", "--log-format", "$remote_addr $status"], "the log format has no $time_local"),
+    (["--logs", "-", "--bot-ranges", "/nonexistent.json"], "/nonexistent.json: not readable as JSON"),
+]
+
+
+@pytest.mark.parametrize(("options", "words"), BAD, ids=[words for _, words in BAD])
+def test_a_wrong_option_is_one_line_and_exit_2(
+    covered: Coverage, tmp_path: Path, options: list[str], words: str
+) -> None:
+    out = tmp_path / "set"
+    out.mkdir()
+    (out / ".sitemap-manifest.json").write_text('{"index": "sitemap.xml", "files": {}}')
+    result = run_cli("coverage", str(out), *options)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr, result.stderr
+
+
+class _Sources(BaseHTTPRequestHandler):
+    """An operator's files: GPTBot's in Google's shape, ClaudeBot's as a plain list, DuckDuckBot's gone."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        files = {
+            "/gptbot.json": {"prefixes": [{"ipv4Prefix": "192.0.2.0/24"}, {"ipv6Prefix": "2001:db8::/32"}]},
+            "/claude.json": ["198.51.100.7/32", "not a range", {"nested": "203.0.113.0/25"}],
+        }  # fmt: skip
+        body = json.dumps(files[self.path]).encode() if self.path in files else b"gone"
+        self.send_response(200 if self.path in files else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_the_ranges_are_refreshed_from_their_sources_and_a_failed_one_is_kept(tmp_path: Path) -> None:
+    server = LocalServer(_Sources).start()
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        start = tmp_path / "old.json"
+        start.write_text(json.dumps({"collected": "2020-01-01", "crawlers": {
+            "GPTBot": {"sources": [f"{base}/gptbot.json"], "ranges": ["10.0.0.0/8"]},
+            "ClaudeBot": {"sources": [f"{base}/claude.json"], "ranges": ["10.0.0.0/8"]},
+            "DuckDuckBot": {"sources": [f"{base}/gone.json"], "ranges": ["10.1.0.0/16"]},
+        }}))  # fmt: skip
+        output = tmp_path / "new.json"
+        process = subprocess.run(
+            [sys.executable, "-m", "crawler.coverage.refresh", str(output), "--from", str(start)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert process.returncode == 1, process.stderr  # one crawler kept its old ranges
+    assert "DuckDuckBot: HTTP 404: its old ranges are kept" in process.stderr
+    document = json.loads(output.read_text())
+    crawlers = document["crawlers"]
+    assert crawlers["GPTBot"]["ranges"] == ["192.0.2.0/24", "2001:db8::/32"]
+    assert crawlers["ClaudeBot"]["ranges"] == ["198.51.100.7/32", "203.0.113.0/25"]
+    assert crawlers["DuckDuckBot"]["ranges"] == ["10.1.0.0/16"] and document["kept"] == ["DuckDuckBot"]
+    assert load_ranges(output).vouches("GPTBot", "2001:db8::5")

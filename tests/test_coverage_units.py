@@ -1,0 +1,128 @@
+"""The pure parts of `coverage`: log lines of every supported format, crawler names and ranges,
+log files plain, gzipped, cut short or with lines too long."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from crawler.coverage.crawlers import crawler_of, load_ranges
+from crawler.coverage.logformats import LogRequest, line_parser, nginx_format
+from crawler.coverage.published import url_of
+from crawler.coverage.reading import MAX_LINE, LogCounts, read_logs
+
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+DEC_4 = 1_796_378_400.0  # 2026-12-04T10:00:00Z
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            f'66.249.66.1 - - [04/Dec/2026:10:00:00 +0000] "GET /a?x=1 HTTP/1.1" 200 512 "-" "{GOOGLEBOT}"',
+            LogRequest("66.249.66.1", DEC_4, "/a?x=1", 200, GOOGLEBOT),
+        ),
+        (  # common: no agent; another time zone
+            '::1 - frank [04/Dec/2026:11:00:00 +0100] "HEAD /b HTTP/1.0" 404 -',
+            LogRequest("::1", DEC_4, "/b", 404, "", method="HEAD"),
+        ),
+        (  # Apache escapes a quote in the agent as \"
+            '1.2.3.4 - - [04/Dec/2026:10:00:00 +0000] "GET /q HTTP/1.1" 200 5 "-" "say \\"hi\\" GPTBot"',
+            LogRequest("1.2.3.4", DEC_4, "/q", 200, 'say \\"hi\\" GPTBot'),
+        ),
+        (  # Cloudflare Logpush: nanoseconds, the host apart
+            json.dumps({"ClientIP": "1.2.3.4", "ClientRequestURI": "/x?y=1", "EdgeResponseStatus": 301,
+                        "EdgeStartTimestamp": int(DEC_4 * 1e9), "ClientRequestUserAgent": "GPTBot/1.0",
+                        "ClientRequestHost": "WWW.example.com"}),
+            LogRequest("1.2.3.4", DEC_4, "/x?y=1", 301, "GPTBot/1.0", "www.example.com"),
+        ),
+        (  # Google Cloud's load balancer: an absolute URL, nested fields
+            json.dumps({"httpRequest": {"requestUrl": "https://www.example.com/p?a=1", "status": 200,
+                        "remoteIp": "2001:db8::1", "userAgent": "ClaudeBot"}, "timestamp": "2026-12-04T10:00:00Z"}),
+            LogRequest("2001:db8::1", DEC_4, "https://www.example.com/p?a=1", 200, "ClaudeBot", "www.example.com"),
+        ),
+        (  # nginx escape=json with a whole request line
+            json.dumps({"remote_addr": "1.2.3.4", "time_local": "04/Dec/2026:10:00:00 +0000",
+                        "request": "GET /r HTTP/2.0", "status": "200", "http_user_agent": "Applebot"}),
+            LogRequest("1.2.3.4", DEC_4, "/r", 200, "Applebot"),
+        ),
+        ("garbage", None),
+        ('1.2.3.4 - - [04/Dec/2026:10:00:00 +0000] "GET /a HTTP/1.1" 2000 5', None),  # no status of three digits
+        ('1.2.3.4 - - [31/Feb/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 5', None),  # no such day
+        ('{"remote_addr": "1.2.3.4", "status": 200}', None),  # no time, no target
+        ("[1, 2]", None),
+    ],
+)  # fmt: skip
+def test_each_format_reads_the_same_request(line: str, expected: LogRequest | None) -> None:
+    assert line_parser()(line) == expected
+
+
+def test_an_nginx_log_format_line_is_read_by_its_variables() -> None:
+    parse = line_parser(
+        '$remote_addr $host [$time_iso8601] "$request_method $request_uri" $status "$http_user_agent" $x'
+    )
+    line = '10.0.0.1 WWW.Example.com [2026-12-04T10:00:00+00:00] "GET /z?a=b" 200 "Applebot/0.1" 0.002'
+    assert parse(line) == LogRequest("10.0.0.1", DEC_4, "/z?a=b", 200, "Applebot/0.1", "www.example.com")
+    forwarded = nginx_format('"$http_x_forwarded_for" - [$time_local] "$request" $status')
+    assert forwarded('"203.0.113.9, 10.0.0.1" - [04/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200') == LogRequest(
+        "203.0.113.9", DEC_4, "/", 200, ""
+    )
+
+
+@pytest.mark.parametrize("log_format", ["$remote_addr $status", "[$time_local] $request $status", "plain"])
+def test_a_log_format_without_what_a_request_needs_is_refused(log_format: str) -> None:
+    with pytest.raises(ValueError, match="the log format has no"):
+        line_parser(log_format)
+
+
+def test_a_crawler_is_its_agent_and_counts_only_from_its_ranges() -> None:
+    assert crawler_of(GOOGLEBOT) == "Googlebot"
+    assert crawler_of("Mozilla/5.0 (compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot)") == "OAI-SearchBot"
+    assert crawler_of("Mozilla/5.0 (Windows NT 10.0) Firefox/130.0") is None
+    ranges = load_ranges()
+    assert ranges.collected == "2026-04-24" and "GPTBot" in ranges.crawlers
+    assert ranges.vouches("Googlebot", "66.249.64.5") and not ranges.vouches("Googlebot", "66.249.96.0")
+    assert ranges.vouches("Googlebot", "::ffff:66.249.64.5")  # IPv4 mapped, as dual-stack servers log it
+    assert ranges.vouches("GPTBot", "4.227.36.1") and not ranges.vouches("Googlebot", "4.227.36.1")
+    assert not ranges.vouches("Googlebot", "not an address") and not ranges.vouches("NoSuchBot", "66.249.64.5")
+    assert any(ranges.vouches("Googlebot", f"2001:4860:4801:{n:x}::1") for n in range(0x10, 0x100))
+
+
+def test_a_ranges_file_of_another_shape_is_one_line(tmp_path: Path) -> None:
+    for text, words in [
+        ("not json", "not readable as JSON"),
+        ('{"crawlers": {}}', 'no "crawlers" object'),
+        ('{"crawlers": {"EvilBot": {"ranges": []}}}', "unknown crawler 'EvilBot'"),
+        ('{"crawlers": {"GPTBot": {"ranges": ["300.1.1.1/8"]}}}', "GPTBot: "),
+    ]:
+        path = tmp_path / "ranges.json"
+        path.write_text(text)
+        with pytest.raises(ValueError, match=words):
+            load_ranges(path)
+
+
+def test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long(tmp_path: Path) -> None:
+    good = f'66.249.64.5 - - [04/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "{GOOGLEBOT}"\n'.encode()
+    plain = tmp_path / "access.log"
+    plain.write_bytes(good + b"x" * (MAX_LINE * 3) + b"\n" + b"\xff\xfe\n" + b"\n" + good)
+    zipped = tmp_path / "access.log.1"  # gzip told by its bytes, not its name
+    zipped.write_bytes(gzip.compress(good * 3))
+    cut = tmp_path / "access.log.2.gz"
+    cut.write_bytes(gzip.compress(good * 1000)[:-40])
+    counts = LogCounts()
+    requests = list(read_logs([str(plain), str(zipped), str(cut)], line_parser(), counts))
+    assert len(requests) >= 2 + 3 and all(request.target == "/" for request in requests)
+    assert (counts.malformed, counts.not_utf8) == (1, 1)
+    assert counts.broken_files == [str(cut)]
+
+
+def test_a_logged_target_is_the_url_of_its_own_host() -> None:
+    origins = {"www.example.com": "https://www.example.com/", "blog.example.com": "https://blog.example.com/"}
+    assert url_of("/a/../b?x=%7e", "", origins, "https://www.example.com/") == "https://www.example.com/b?x=~"
+    assert url_of("/p", "blog.example.com:443", origins, "https://www.example.com/") == "https://blog.example.com/p"
+    assert url_of("/p", "other.example.com", origins, "https://www.example.com/") is None
+    assert url_of("https://blog.example.com/q", "", origins, "x") == "https://blog.example.com/q"
+    assert url_of("*", "", origins, "https://www.example.com/") is None  # OPTIONS *
