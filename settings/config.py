@@ -238,10 +238,16 @@ def _check_index_host(config: SitemapConfig) -> None:
     hosts = config.hosts
     if hosts.index_host:
         if not hosts.several:
-            raise ConfigError("--index-host lists the sitemaps of several hosts: give --subdomains or --host too")
+            raise ConfigError(
+                "--index-host lists the sitemaps of several hosts: give --subdomains or --host too "
+                "(with --production-url, map a second host as STAGING=URL)"
+            )
         start = urlsplit(config.start_url)
         port = f":{start.port}" if start.port else ""  # the start URL is normalised: no default port
-        if not hosts.scope(config.start_url).contains(f"{start.scheme}://{hosts.index_host}{port}/"):
+        mapped = config.audit.hosts  # with a production map, the index is on a production host
+        if mapped and hosts.index_host not in {urlsplit(root).hostname for root in mapped.productions}:
+            raise ConfigError(f"--index-host {hosts.index_host} is not a production host of --production-url")
+        if not mapped and not hosts.scope(config.start_url).contains(f"{start.scheme}://{hosts.index_host}{port}/"):
             raise ConfigError(f"--index-host {hosts.index_host} is not a host of this crawl (--subdomains, --host)")
 
 

@@ -76,17 +76,17 @@ def _netscape(path: str, text: str, host: str, secure: bool) -> list[str]:
     return cookies
 
 
-def cookies_from_file(path: str, url: str) -> list[str]:
+def cookies_from_file(path: str, url: str, *, required: bool = True) -> list[str]:
     """The ``name=value`` cookies of the file at *path* that are for *url*'s host: a Netscape
     file's cookies whose domain matches it (expired ones left out, Secure ones only for https;
     each is sent on every path of the origin), or every line of a plain file (blank lines and
-    ``#`` comments skipped)."""
+    ``#`` comments skipped). *required*: a Netscape file with none for the host is an error."""
     text = _text(path)
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if text.lstrip().startswith(_NETSCAPE):
         cookies = _netscape(path, text, host, parts.scheme == "https")
-        if not cookies:
+        if not cookies and required:
             raise ConfigError(f"--cookie-file {path} holds no unexpired cookie for {host}")
         return cookies
     cookies = []

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 
-from crawler.addresses import ascii_host
+from crawler.addresses import HOST_NAME, ascii_host
 from crawler.failures import ConfigError
 from crawler.hostmap import HostMap
 from crawler.logs import MASK
@@ -24,7 +24,7 @@ from crawler.page.headers import directive_value
 from crawler.urls import QueryParamFilter, normalize_url, site_root
 from crawler.validate.lastmods import SAME_LASTMOD_SHARE
 from settings.secret_sources import cookies_from_file, headers_from_environment
-from settings.values import no_credentials, strings, whole_number
+from settings.values import credentials_refused, no_credentials, strings, whole_number
 
 __all__ = ["MASK", "Audit", "StagingAccess", "host_map", "production_origin", "read_audit"]
 
@@ -36,25 +36,41 @@ BLOCKER_SOURCES = ("header", "meta")
 
 @dataclass(frozen=True, slots=True)
 class StagingAccess:
-    """What is sent to the staging origins only: auth, headers, cookies."""
+    """What is sent to the staging origins only: auth, headers, cookies. Each origin has its
+    own list: a cookie file's host-only cookie goes to its own host alone."""
 
-    origins: tuple[str, ...]  # scheme://host[:port]/: the start URL's, and each one mapped to production
-    headers: tuple[tuple[str, str], ...] = field(repr=False)
+    #: (origin ``scheme://host[:port]/``, its headers): the start URL's first, then each mapped one.
+    by_origin: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = field(repr=False)
 
     def __repr__(self) -> str:
-        names = ", ".join(name for name, _ in self.headers)
+        names = ", ".join(sorted({name for _, headers in self.by_origin for name, _ in headers}))
         return f"StagingAccess(origins={self.origins!r}, headers=[{names}]: {MASK})"
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        return tuple(origin for origin, _ in self.by_origin)
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The start URL's origin's headers."""
+        return self.by_origin[0][1]
+
+    def headers_for(self, origin: str) -> tuple[tuple[str, str], ...]:
+        """The headers of *origin* (``scheme://host[:port]/``); none for any other origin."""
+        return next((headers for each, headers in self.by_origin if each == origin), ())
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """Every secret value, for masking in whatever is written: each header's, and each
         cookie's own value too (a line may quote one cookie without the others)."""
-        values = [value for _, value in self.headers]
-        for name, value in self.headers:
-            if name.lower() == "cookie":
-                pairs = (part.partition("=")[2].strip() for part in value.split(";"))
-                values += [cookie for cookie in pairs if len(cookie) >= MIN_MASKED]
-        return tuple(values)
+        values: list[str] = []
+        for _, headers in self.by_origin:
+            values += [value for _, value in headers]
+            for name, value in headers:
+                if name.lower() == "cookie":
+                    pairs = (part.partition("=")[2].strip() for part in value.split(";"))
+                    values += [cookie for cookie in pairs if len(cookie) >= MIN_MASKED]
+        return tuple(dict.fromkeys(values))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,47 +99,69 @@ class Audit:
 def host_map(settings: BaseSettings, start_url: str) -> HostMap | None:
     """The staging-to-production map of SITEMAP_PRODUCTION_URL: a production origin for the start
     URL's host, and ``STAGING=PRODUCTION`` pairs for other hosts (``blog.staging.example.com`` takes
-    the start URL's scheme and port); the start URL's pair first. ``None`` when it is not set."""
+    the start URL's scheme and port); the start URL's pair first. ``None`` when it is not set.
+
+    Every production host shares the start's production scheme and port (one set per host
+    name, each written on that origin) and has a name of its own."""
     if settings.get("SITEMAP_PRODUCTION_URL") is None:
         return None
+    key = "SITEMAP_PRODUCTION_URL"
     start = site_root(start_url)
-    values = strings(settings, "SITEMAP_PRODUCTION_URL") or [""]
+    values = strings(settings, key) or [""]
     pairs: dict[str, str] = {}
     for value in values:
+        if "@" in value:  # the whole value first: a password may hold '=' and ':' too
+            credentials_refused(key)
         left, sep, right = value.partition("=")
-        paired = bool(sep) and "?" not in left and "#" not in left  # a query's '=' is the URL's own
+        host_part = left.partition("://")[2] if "://" in left else left
+        paired = bool(sep) and not any(c in host_part.rstrip("/") for c in "/?#")  # else '=' is the URL's own
         staging = _staging_origin(left, start) if paired else start
         if staging in pairs:
-            raise ConfigError(f"SITEMAP_PRODUCTION_URL maps {staging} twice: give one production origin per host")
+            again = "map another host as STAGING=URL" if staging == start else "give one production origin per host"
+            raise ConfigError(f"{key} maps {staging} twice: {again}")
         pairs[staging] = production_origin(right if paired else value, staging)
     if start not in pairs:
-        raise ConfigError(f"SITEMAP_PRODUCTION_URL: the start URL's host {start} has no production origin: give it one")
-    productions = list(pairs.values())
-    for production in productions:
-        if productions.count(production) > 1 or production in pairs:
-            raise ConfigError(f"SITEMAP_PRODUCTION_URL: {production} is given twice, or is a staging host too")
+        raise ConfigError(f"{key}: the start URL's host {start} has no production origin: give it one")
+    first = urlsplit(pairs[start])
+    names: set[str] = set()
+    for production in pairs.values():
+        parts = urlsplit(production)
+        if (parts.scheme, parts.port) != (first.scheme, first.port):
+            raise ConfigError(
+                f"{key}: {production} is not on the scheme and port of {pairs[start]}: every production host "
+                "shares them (each host's set is written on its own origin)"
+            )
+        if parts.hostname in names or production in pairs:
+            raise ConfigError(f"{key}: {production} is given twice, or is a staging host too")
+        names.add(parts.hostname or "")
     return HostMap(((start, pairs.pop(start)), *pairs.items()))
 
 
 def _staging_origin(text: str, start: str) -> str:
     """The staging side of a ``STAGING=PRODUCTION`` pair: an origin, or a host name (on the start
-    URL's scheme and port)."""
-    text = given = text.strip()
-    shown = "a host with credentials" if "@" in given else repr(given if len(given) <= 80 else given[:77] + "...")
-    if not text or any(c.isspace() or c in "@\\" for c in text):
-        text = ""  # refused below
-    elif "://" not in text:
-        parts = urlsplit(start)
-        port = f":{parts.port}" if parts.port else ""
-        text = f"{parts.scheme}://{ascii_host(text)}{port}/"
+    URL's scheme and port; a port may follow the name), never a pattern."""
+    text = text.strip()
+    shown = repr(text if len(text) <= 80 else text[:77] + "...")
+    begins = urlsplit(start)
+    bare = "://" not in text
+    if bare:
+        text = f"{begins.scheme}://{text}"
     try:
         parts = urlsplit(text)
-        origin = site_root(normalize_url(f"{parts.scheme}://{parts.netloc}/", params=QueryParamFilter(())))
+        port = parts.port if parts.port is not None or not bare else begins.port
+        host = ascii_host(parts.hostname or "")
     except ValueError:
-        origin = ""
-    if not text or not origin or parts.scheme not in ("http", "https") or parts.path not in ("", "/") or parts.query:
-        raise ConfigError(f"SITEMAP_PRODUCTION_URL: {shown} before '=' is not a staging host or origin")
-    return origin
+        host, port = "", None
+    if (
+        not HOST_NAME.fullmatch(host)
+        or parts.scheme not in ("http", "https")
+        or parts.path not in ("", "/")
+        or any(c.isspace() for c in text)
+    ):
+        raise ConfigError(f"SITEMAP_PRODUCTION_URL: {shown} before '=' is not a staging host name or origin")
+    return site_root(
+        normalize_url(f"{parts.scheme}://{host}{f':{port}' if port else ''}/", params=QueryParamFilter(()))
+    )
 
 
 def production_origin(value: object, staging: str) -> str:
@@ -200,17 +238,21 @@ def _access(settings: BaseSettings, start_url: str, hosts: HostMap | None) -> St
     cookies = [*strings(settings, "SITEMAP_STAGING_COOKIES")]
     if os.environ.get("SITEMAP_STAGING_COOKIE"):
         cookies.append(os.environ["SITEMAP_STAGING_COOKIE"])
-    if cookie_file := settings.get("SITEMAP_STAGING_COOKIE_FILE"):
-        cookies += cookies_from_file(str(cookie_file), start_url)  # the start host's cookies
     for cookie in cookies:
         name, sep, _ = cookie.partition("=")
         if not sep or not name.strip() or any(c in cookie for c in "\r\n"):
             raise ConfigError("--cookie expects name=value")
-    if cookies:
-        headers.append(("Cookie", "; ".join(cookie.strip() for cookie in cookies)))
-    if not headers:
+    cookie_file = settings.get("SITEMAP_STAGING_COOKIE_FILE")
+    by_origin: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    for origin in hosts.stagings if hosts else (site_root(start_url),):
+        own = [*cookies]
+        if cookie_file:  # the file's cookies for this host: the start's must be there
+            own += cookies_from_file(str(cookie_file), start_url if not by_origin else origin, required=not by_origin)
+        jar = [("Cookie", "; ".join(each.strip() for each in own))] if own else []
+        by_origin.append((origin, (*headers, *jar)))
+    if not any(each for _, each in by_origin):
         return None
-    return StagingAccess(hosts.stagings if hosts else (site_root(start_url),), tuple(headers))
+    return StagingAccess(tuple(by_origin))
 
 
 def _directives(settings: BaseSettings) -> frozenset[tuple[str, str]]:

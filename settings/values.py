@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from crawler.failures import ConfigError
 from settings.ranges import RANGES, checked
 
-__all__ = ["adapts", "check_numbers", "no_credentials", "number", "strings", "whole_number"]
+__all__ = ["adapts", "check_numbers", "credentials_refused", "no_credentials", "number", "strings", "whole_number"]
 
 
 def strings(settings: BaseSettings, key: str) -> list[str]:
@@ -47,10 +48,15 @@ def no_credentials(key: str, url: str) -> None:
     how the staging site's basic auth is given. The message never repeats the URL."""
     authority = url.split("://", 1)[1] if "://" in url else url.lstrip("/")
     if "@" in re.split(r"[/?#]", authority, maxsplit=1)[0]:
-        raise ConfigError(
-            f"{key}: a URL may not hold a user name or password (user:password@host); "
-            "for the staging site's HTTP basic auth give --user NAME with --password-env VAR"
-        )
+        credentials_refused(key)
+
+
+def credentials_refused(key: str) -> NoReturn:
+    """The refusal of a value with a user name or password in it, which it never repeats."""
+    raise ConfigError(
+        f"{key}: a URL may not hold a user name or password (user:password@host); "
+        "for the staging site's HTTP basic auth give --user NAME with --password-env VAR"
+    )
 
 
 def adapts(settings: BaseSettings) -> bool:

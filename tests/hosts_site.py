@@ -27,6 +27,7 @@ class Hit:
     host: str
     path: str
     authorization: str = ""  # the Authorization header the request carried
+    cookie: str = ""  # and its Cookie header
 
 
 def html(body: str, head: str = "", lang: str = "en") -> Page:
@@ -87,9 +88,12 @@ class _Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
         authorization = self.headers.get("Authorization") or ""
         with self.server.lock:
-            self.server.hits.append(Hit(time.monotonic(), host, self.path, authorization))
+            self.server.hits.append(
+                Hit(time.monotonic(), host, self.path, authorization, self.headers.get("Cookie") or "")
+            )
         pages = self.server.hosts.get(host)
-        if self.server.authorization and authorization != self.server.authorization:
+        guarded = not self.server.protected or host in self.server.protected
+        if self.server.authorization and guarded and authorization != self.server.authorization:
             status, headers, body = 401, {"WWW-Authenticate": 'Basic realm="staging"'}, "who are you?"
         elif pages is None:
             status, headers, body = 421, {"Content-Type": "text/plain"}, "no such host here"
@@ -112,6 +116,7 @@ class HostsSite(LocalServer):
         self.hits: list[Hit] = []
         self.posts: list[tuple[str, str, bytes]] = []  # (host, path, body) of every POST
         self.authorization = ""  # when set, the Authorization header every request needs (else 401)
+        self.protected: set[str] = set()  # with authorization: the hosts that need it (none named: all)
         self.lock = threading.Lock()
 
     def root(self, host: str) -> str:

@@ -314,7 +314,7 @@ def test_each_cookie_value_is_masked_on_its_own_in_log_lines() -> None:
     from crawler.logs import SecretsFilter
     from settings.staging import MASK, StagingAccess
 
-    access = StagingAccess(("http://127.0.0.1/",), (("Cookie", "sess=c00kie-one; theme=s3cond-val; n=1"),))
+    access = StagingAccess((("http://127.0.0.1/", (("Cookie", "sess=c00kie-one; theme=s3cond-val; n=1"),)),))
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "set %s by the server, n=1", ("s3cond-val",), None)
     SecretsFilter(access.secrets).filter(record)
     assert record.getMessage() == f"set {MASK} by the server, n=1"

@@ -120,7 +120,10 @@ def test_the_ends_of_every_range_are_accepted(dest: str) -> None:
 
 
 #: The positionals each command needs before its own numeric option is read.
-POSITIONALS = {"validate": ["public/"], "check": [START], "serve": [START, "--out", "public"], "worker": []}
+POSITIONALS = {
+    "validate": ["public/"], "check": [START], "serve": [START, "--out", "public"], "worker": [],
+    "coverage": ["public/", "--logs", "access.log"],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", [name for name in RANGES if " " in name])

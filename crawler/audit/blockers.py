@@ -34,6 +34,11 @@ class Blocker:
     value: str  # the directive as written (X-Robots-Tag value, meta content, robots.txt line)
     pages: int = 0  # pages carrying it, once the crawl is over
     of: int = 0  # pages that could carry it
+    root: str = ""  # the host it blocks (scheme://host[:port]/), in an audit of several; "": all
+
+    def covers(self, url: str) -> bool:
+        """Whether *url* is on the host this blocker blocks."""
+        return not self.root or url.startswith(self.root)
 
     @property
     def ignored(self) -> str | None:
@@ -50,9 +55,10 @@ class Blocker:
             "meta": f'<meta name="robots" content="{self.value}">',
             "robots": "robots.txt: Disallow: /",
         }[self.kind]
+        host = f" on {self.root}" if self.root else ""
         if self.kind == "robots":
-            return f"{where} for every crawler this audit speaks for"
-        return f"{where} on {self.pages} of {self.of} pages"
+            return f"{where}{host} for every crawler this audit speaks for"
+        return f"{where} on {self.pages} of {self.of} pages{host}"
 
 
 def _blocking(values: Iterable[str], kind: str, token: str) -> list[Blocker]:
@@ -89,7 +95,7 @@ def confirm(blockers: list[Blocker], pages: Iterable[Page]) -> list[Blocker]:
         if not page.fetched_html:
             continue
         for blocker in blockers:
-            if blocker.kind == "robots":
+            if blocker.kind == "robots" or not blocker.covers(page.url):
                 continue
             blocker.of += 1
             values = page.header_robots if blocker.kind == "header" else page.meta_robots

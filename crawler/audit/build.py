@@ -61,6 +61,8 @@ def _counts(db: sqlite3.Connection, hosts: HostMap | None) -> dict[str, Any]:
     counts: dict[str, Any] = {"urls": listed + excluded, "outcomes": outcomes, "reasons": reasons}
     if hosts is not None and hosts.several:
         counts["hosts"] = {production: _host_outcomes(db, staging) for staging, production in hosts.pairs}
+        # URLs on hosts the map does not name: linked to, never crawled (out of scope)
+        counts["other_hosts"] = counts["urls"] - sum(sum(each.values()) for each in counts["hosts"].values())
     return counts
 
 
@@ -69,6 +71,11 @@ def _host_outcomes(db: sqlite3.Connection, root: str) -> dict[str, int]:
     query = "SELECT reason IS NULL, COUNT(*) FROM pages WHERE substr(url, 1, ?) = ? GROUP BY 1"
     by_listed = dict(db.execute(query, (len(root), root)))
     return {"excluded": int(by_listed.get(0, 0)), "listed": int(by_listed.get(1, 0))}
+
+
+def _blocked(blocker: Blocker, start_url: str) -> str:
+    """The URL a blocker's finding is on: the start URL, or another host's root."""
+    return blocker.root if blocker.root and not start_url.startswith(blocker.root) else start_url
 
 
 def build_report(
@@ -87,7 +94,9 @@ def build_report(
     confirmed = confirm(blockers, facts.pages("status = 200 AND digest IS NOT NULL")) if blockers else []
     production = hosts.to_production if hosts else (lambda url: url)
     findings = FindingStore(db, production)
-    findings.add(Finding(Kind.STAGING_BLOCKER, start_url, blocker.describe()) for blocker in confirmed)
+    findings.add(
+        Finding(Kind.STAGING_BLOCKER, _blocked(blocker, start_url), blocker.describe()) for blocker in confirmed
+    )
     # The site's own https hosts: an http:// link to them is mixed content.
     roots = [root for pair in hosts.pairs for root in pair] if hosts else [start_url]
     names = tuple(name for url in roots if url.startswith("https://") and (name := urlsplit(url).hostname))

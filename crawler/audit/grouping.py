@@ -39,6 +39,8 @@ def _stops_links(blocker: Blocker, robots_obeyed: bool) -> bool:
 
 
 def _caused(finding: Finding, blocker: Blocker, page_of: Callable[[str], Page | None], robots_obeyed: bool) -> bool:
+    if not blocker.covers(finding.url):
+        return False  # a blocker of another host of the audit
     stops = _stops_links(blocker, robots_obeyed)
     if finding.kind is Kind.LISTED_NOT_INDEXABLE:
         page = page_of(finding.url)

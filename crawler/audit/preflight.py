@@ -56,8 +56,10 @@ def preflight(
     ignore: Ignore,
     timeout: float,
     pinned: tuple[Pinned, ...] = (),
+    label: str = "the start URL",
 ) -> Preflight:
-    """*user_agent* is the User-Agent header sent; *agent* the name robots.txt rules are matched against."""
+    """*user_agent* is the User-Agent header sent; *agent* the name robots.txt rules are matched
+    against; *label* names *start_url* in an error (another mapped host's root is not the start)."""
     get: Callable[..., Fetched] = partial(
         fetch,
         user_agent=user_agent,
@@ -70,10 +72,10 @@ def preflight(
     try:
         start = get(start_url)
     except (OSError, ValueError) as error:
-        raise PreflightError(f"the start URL {start_url} is unreachable ({error})") from None
+        raise PreflightError(f"{label} {start_url} is unreachable ({error})") from None
     if start.status in (401, 403, 407):
         given = "the credentials given were refused" if headers else "it needs credentials (--user, --header, --cookie)"
-        raise PreflightError(f"the start URL {start_url} answered HTTP {start.status}: {given}")
+        raise PreflightError(f"{label} {start_url} answered HTTP {start.status}: {given}")
     result = Preflight(start.status)
     body = start.body if start.status == 200 and is_html(start.header("Content-Type")) else None
     try:

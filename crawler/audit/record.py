@@ -49,7 +49,7 @@ SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS pages ({", ".join(f"{name} {kind}" for name, kind in _TYPED.items())}, PRIMARY KEY (url));
 CREATE TABLE IF NOT EXISTS links (source TEXT, target TEXT, click INTEGER, anchor TEXT);
 CREATE TABLE IF NOT EXISTS warnings (url TEXT, code TEXT, detail TEXT);
-CREATE TABLE IF NOT EXISTS robots_sitemaps (url TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS robots_sitemaps (url TEXT PRIMARY KEY, robots TEXT);  -- robots: the naming robots.txt's root
 CREATE TABLE IF NOT EXISTS listed (url TEXT PRIMARY KEY, times INTEGER NOT NULL);
 """
 

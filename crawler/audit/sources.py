@@ -42,21 +42,24 @@ def off_origin(url: str, staging_root: str, hosts: HostMap | None) -> tuple[str 
     return normalized, ""
 
 
-def site_sitemaps(named: Iterable[str], staging_root: str, hosts: HostMap | None) -> tuple[list[str], list[Finding]]:
-    """The sitemaps robots.txt names that are read (staging URLs), and a ``sitemap-errors``
-    finding on robots.txt for each that is not."""
-    robots = staging_root + "robots.txt"
-    sources: list[str] = []
+def site_sitemaps(
+    named: Iterable[tuple[str, str | None]], staging_root: str, hosts: HostMap | None
+) -> tuple[list[tuple[str, str]], list[Finding]]:
+    """The sitemaps each robots.txt names that are read: (staging URL, the root of the host whose
+    robots.txt names it, whose sitemap it is); and a ``sitemap-errors`` finding on that robots.txt
+    for each that is not. *named* is (line, the naming robots.txt's root), the start's if unknown."""
+    sources: list[tuple[str, str]] = []
     refused: list[Finding] = []
     lines = list(named)
-    for line in lines[:MAX_NAMED]:
+    for line, owner in lines[:MAX_NAMED]:
+        root = owner or staging_root
         url, why = off_origin(line, staging_root, hosts)
         if url is None:
             shown = line if len(line) <= _SHOWN else line[: _SHOWN - 3] + "..."
-            refused.append(Finding(Kind.SITEMAP_ERRORS, robots, f"Sitemap: {shown} not fetched: {why}"))
-        elif url not in sources:
-            sources.append(url)
+            refused.append(Finding(Kind.SITEMAP_ERRORS, root + "robots.txt", f"Sitemap: {shown} not fetched: {why}"))
+        elif (url, root) not in sources:
+            sources.append((url, root))
     if len(lines) > MAX_NAMED:
         more = f"{len(lines) - MAX_NAMED} more Sitemap: lines not read (at most {MAX_NAMED})"
-        refused.append(Finding(Kind.SITEMAP_ERRORS, robots, more))
+        refused.append(Finding(Kind.SITEMAP_ERRORS, staging_root + "robots.txt", more))
     return sources, refused

@@ -25,7 +25,7 @@ from crawler.audit.changes import PreviousAudit
 from crawler.audit.existing import ExistingSitemaps, read_existing
 from crawler.audit.facts import NotFoundPage
 from crawler.audit.findings import Finding
-from crawler.audit.preflight import PreflightError, preflight
+from crawler.audit.preflight import Preflight, PreflightError, preflight
 from crawler.audit.record import open_record
 from crawler.audit.report import write_report
 from crawler.audit.sources import off_origin, site_sitemaps
@@ -78,33 +78,33 @@ def _existing(
     read as its own host's (a local file as the start URL's): its locs on that host's production."""
     hosts = config.audit.hosts
     root = site_root(config.start_url)
-    sources = [hosts.to_staging(s) if hosts else s for s in config.audit.sitemaps]
+    pairs = hosts.pairs if hosts else ((root, root),)
+    stagings = {staging for staging, _ in pairs}
+    given = [hosts.to_staging(s) if hosts else s for s in config.audit.sitemaps]
+    # A sitemap the user gives is its location's host's (a local file the start's).
+    sources = [(s, next((staging for staging, _ in pairs if s.startswith(staging)), root)) for s in given]
     refused: list[Finding] = []
     if not sources:
-        sources, refused = site_sitemaps((url for (url,) in db.execute("SELECT url FROM robots_sitemaps")), root, hosts)
+        named = db.execute("SELECT url, robots FROM robots_sitemaps")
+        sources, refused = site_sitemaps(named, root, hosts)
     if not sources and fallback:
-        sources = [root + "sitemap.xml"]
+        sources = [(root + "sitemap.xml", root)]
     if not sources and not refused:
         return None
-    pairs = hosts.pairs if hosts else ((root, root),)
-    by_pair: dict[tuple[str, str], list[str]] = {pair: [] for pair in pairs}
-    for source in sources:
-        on = [pair for pair in pairs if source.startswith(pair[0])]
-        by_pair[on[0] if on else pairs[0]].append(source)
     access = config.audit.access
     existing = ExistingSitemaps()
-    for (staging, production), group in by_pair.items():
+    for staging, production in pairs:
         options = SetOptions(
             origin=production.rstrip("/"),
             timeout=timeout,  # --timeout, the crawl's DOWNLOAD_TIMEOUT: each file in all
-            credentials=(staging, dict(access.headers)) if access else None,
+            credentials={origin: dict(access.headers_for(origin)) for origin in access.origins} if access else None,
             locate=hosts.to_staging if hosts else None,
             user_agent=user_agent,
             aliases=(staging.rstrip("/"),) if hosts else (),  # the staging copy's own sitemap names staging URLs
             same_lastmod_share=config.audit.same_lastmod_share,
             pinned=config.hosts.pinned,
         )
-        if group:
+        if group := [url for url, owner in sources if (owner if owner in stagings else root) == staging]:
             read_existing(group, options, hosts, db, existing)
     existing.findings[:0] = refused
     return existing
@@ -157,21 +157,9 @@ def _audit(
 ) -> int:
     out, folder = output.out, output.folder
     record = folder / RECORD_NAME
-    headers = dict(config.audit.access.headers) if config.audit.access else {}
-    agent = robots_agent_of(settings)
     user_agent = str(settings.get("USER_AGENT"))
     try:
-        checked = preflight(
-            config.start_url,
-            site_root(config.start_url),
-            headers=headers,
-            user_agent=user_agent,
-            agent=agent,
-            token=config.robots_token,
-            ignore=config.fingerprint_ignore,
-            timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
-            pinned=config.hosts.pinned,
-        )
+        checked = _preflights(config, settings)
     except PreflightError as error:
         print(f"sitemap-crawler: audit not run: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -215,6 +203,36 @@ def _audit(
         )
     finally:
         db.close()  # the report's findings live in it until the summary is printed
+
+
+def _preflights(config: SitemapConfig, settings: Settings) -> Preflight:
+    """The preflight of the start URL, and of each other mapped host's root: a host that cannot
+    be read stops the audit; each host's blockers are its own (``Blocker.root``)."""
+    access, hosts = config.audit.access, config.audit.hosts
+    start = site_root(config.start_url)
+    roots = hosts.stagings if hosts else (start,)
+    checked = None
+    for root in roots:
+        each = preflight(
+            config.start_url if root == start else root,
+            root,
+            headers=dict(access.headers_for(root)) if access else {},
+            user_agent=str(settings.get("USER_AGENT")),
+            agent=robots_agent_of(settings),
+            token=config.robots_token,
+            ignore=config.fingerprint_ignore,
+            timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
+            pinned=config.hosts.pinned,
+            label="the start URL" if root == start else "the mapped staging host",
+        )
+        if len(roots) > 1:
+            each.blockers = [replace(blocker, root=root) for blocker in each.blockers]
+        if checked is None:
+            checked = each  # the start's: its 404 page and /sitemap.xml
+        else:
+            checked.blockers += each.blockers
+    assert checked is not None
+    return checked
 
 
 def _previews(export: ExportResult, out: Path, config: SitemapConfig) -> list[Path]:

@@ -100,6 +100,8 @@ def print_summary(
     lines.append(f"Audited {summary['urls']} URLs in {seconds:.1f} s: {outcomes}")
     for root, counts in summary.get("hosts", {}).items():
         lines.append(f"  on {root.rstrip('/')}: {counts['listed']} listed, {counts['excluded']} excluded")
+    if summary.get("other_hosts"):
+        lines.append(f"  on other hosts (not mapped, not crawled): {summary['other_hosts']} excluded")
     for entry in verdict["kinds"]:
         grouped = f" (+{entry['grouped']} under the staging blocker)" if entry["grouped"] else ""
         lines.append(f"  {entry['severity']:<8} {entry['kind']:<26} {entry['count']}{grouped}")

@@ -4,6 +4,7 @@ JSON event; why no sitemap was published; what IndexNow heard. Read from the cra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -79,11 +80,12 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
         sister, count = result.sister_origin
         lines.append(
             f"Note: {count} out-of-scope URL(s) are on {sister}, another origin of the same site; "
-            + ("it is not one of the crawl's hosts (--host, --subdomains)" if config.hosts.several else
+            + ("it is not one of the hosts --production-url maps (STAGING=URL would add it)" if config.audit.hosts
+               else "it is not one of the crawl's hosts (--host, --subdomains)" if config.hosts.several else
                f"only {site_root(config.start_url)} is crawled (--subdomains or --host would take it in)")
         )  # fmt: skip
     lines.extend(sitemap_lines(result))
-    lines.extend(host_lines(result))
+    lines.extend(host_lines(result, config.audit.hosts.to_production if config.audit.hosts else None))
     if result.report_path:
         lines.append(f"Report: {result.report_path}")
     if result.run is not None:
@@ -105,14 +107,16 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     return lines
 
 
-def host_lines(result: CrawlResult) -> list[str]:
-    """A crawl of several hosts: each host's URLs, and where its own sitemap set is."""
+def host_lines(result: CrawlResult, public: Callable[[str], str] | None = None) -> list[str]:
+    """A crawl of several hosts: each host's URLs, and where its own sitemap set is; with a
+    production map (*public*: a crawled root to its production root), under the production name."""
     if not result.origins:
         return []
     export = result.export
     sets = {published.index_url.split("/", 3)[2]: published for published in export.sets.values()}
     lines = [f"Hosts: {plural(len(result.origins), 'host')}, {len(sets)} with a sitemap set of its own:"]
-    for root, counts in sorted(result.origins.items()):
+    origins = {public(root) if public else root: counts for root, counts in result.origins.items()}
+    for root, counts in sorted(origins.items()):
         netloc = root.split("/", 3)[2]
         host = urlsplit(root).hostname
         published = sets.get(netloc)
@@ -125,7 +129,7 @@ def host_lines(result: CrawlResult) -> list[str]:
         else:
             where = "no set"
         lines.append(f"  {netloc:<30} {counts.listed} listed, {counts.left_out} left out: {where}")
-    crawled = {urlsplit(root).hostname for root in result.origins}
+    crawled = {urlsplit(root).hostname for root in origins}
     lines += [
         f"  {host:<30} its earlier set is kept: {why}" for host, why in export.kept.items() if host not in crawled
     ]

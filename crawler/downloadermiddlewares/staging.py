@@ -30,7 +30,7 @@ __all__ = ["StagingAccessMiddleware"]
 class StagingAccessMiddleware:
     def __init__(self, access: StagingAccess):
         self.access = access
-        self.names = tuple(name for name, _ in access.headers)
+        self.names = tuple({name for origin in access.origins for name, _ in access.headers_for(origin)})
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -40,9 +40,8 @@ class StagingAccessMiddleware:
         return cls(access)
 
     def process_request(self, request: Request) -> None:
-        on_staging = site_root(request.url) in self.access.origins
+        origin = site_root(request.url)
         for name in self.names:
             request.headers.pop(name, None)
-        if on_staging:
-            for name, value in self.access.headers:
-                request.headers[name] = value
+        for name, value in self.access.headers_for(origin):  # none off the staging origins
+            request.headers[name] = value

@@ -22,7 +22,7 @@ from crawler.reasons import Outcome, outcome_of
 from crawler.run.context import config_of
 from crawler.run.robots import SiteRules
 from crawler.signals import url_warning
-from crawler.urls import normalize_or_raw
+from crawler.urls import normalize_or_raw, site_root
 from settings.config import SitemapConfig
 
 if TYPE_CHECKING:
@@ -126,7 +126,8 @@ class AuditRecorder:
     def robots_parsed(self, robotparser: RobotParser, request: object = None) -> None:
         sitemaps = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
         if self.db is not None:
-            self.db.executemany("INSERT OR IGNORE INTO robots_sitemaps VALUES (?)", ((url,) for url in sitemaps))
+            root = site_root(url) if isinstance(url := getattr(request, "url", None), str) else None
+            self.db.executemany("INSERT OR IGNORE INTO robots_sitemaps VALUES (?, ?)", ((s, root) for s in sitemaps))
 
     def _tick(self) -> None:
         self.pending += 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -46,7 +46,7 @@ class SetOptions:
     follow: bool = True  # open what an index lists
     timeout: float = 30.0  # seconds per remote file, in all
     #: (origin ``scheme://host[:port]/``, headers): sent to that origin only (a staging site's login).
-    credentials: tuple[str, dict[str, str]] | None = None
+    credentials: Mapping[str, dict[str, str]] | None = None  # origin (scheme://host[:port]/) -> headers sent there only
     #: Where an index entry is fetched from (a staging copy of production's URLs), default: its loc.
     locate: Callable[[str], str] | None = None
     #: The User-Agent remote files are fetched with (the ``USER_AGENT`` setting); a remote set needs it.
@@ -146,8 +146,8 @@ class SitemapSet:
         self._unreadable = False
         credentials = self.options.credentials
         headers = None
-        if credentials is not None and _is_remote(location) and origin_of(location) + "/" == credentials[0]:
-            headers = credentials[1]
+        if credentials is not None and _is_remote(location):
+            headers = credentials.get(origin_of(location) + "/")
         try:
             data = read_sitemap(
                 location, self.options.timeout, headers, user_agent=self.options.user_agent, pinned=self.options.pinned
