@@ -531,6 +531,9 @@ MUTANTS = [
     Mutant("a production map never takes (nor repeats) credentials in any part", "settings/staging.py",
            """        if "@" in value:  # the whole value first""", """        if False:  # the whole value first""",
            (f"{AUDIT_HOSTS}::test_a_wrong_host_map_is_one_line_before_any_request",)),
+    Mutant("coverage: a suggested robots.txt line is proven to block no listed URL", "crawler/coverage/parameters.py",
+           "            if _blocks_listed(db, lines) == 0:", "            if True:",
+           ("tests/test_coverage_units.py::test_a_suggested_line_never_blocks_a_listed_url",)),
 ]  # fmt: skip
 
 

@@ -82,6 +82,8 @@ VISITS = [
     ("127.0.0.2", GOOGLEBOT, "/docs", 1),  # nginx: 301 to /docs/
     ("127.0.0.2", GOOGLEBOT, "/private/secret.html", 1),  # robots.txt disallows it
     ("127.0.0.2", GOOGLEBOT, "/gone.html", 2),  # 404: the crawl never met it
+    ("127.0.0.2", GOOGLEBOT, "/a.html?sort=1", 2),  # parameter variants the crawl never met
+    ("127.0.0.2", GOOGLEBOT, "/a.html?sort=2&page=3", 1),
     ("127.0.0.3", GPTBOT, "/b.html", 2),
     ("127.0.0.3", GPTBOT, "/dup.html", 1),
     ("127.0.0.1", GOOGLEBOT, "/a.html", 4),  # spoofed: not Google's address
@@ -168,19 +170,19 @@ def test_what_crawlers_fetch_that_is_not_listed_says_why(covered: Coverage) -> N
     gone = covered.url("/gone.html")
     assert (gone["reason"], gone["statuses"], gone["listed"]) == ("not-met", {"404": 2}, False)
     google = covered.document["crawlers"]["Googlebot"]
-    assert google["fetches"] == 12
+    assert google["fetches"] == 15
     assert {reason: entry["fetches"] for reason, entry in google["not_listed"].items()} == {
-        "noindex": 3, "not-met": 2, "redirect": 1, "robots": 1,
+        "noindex": 3, "not-met": 5, "redirect": 1, "robots": 1,
     }  # fmt: skip
-    assert google["not_met_statuses"] == {"404": 2}  # /gone.html twice (the line that is not UTF-8 is skipped)
-    assert google["not_listed"]["noindex"]["share"] == 25.0
+    assert google["not_met_statuses"] == {"200": 3, "404": 2}  # the line that is not UTF-8 is skipped
+    assert google["not_listed"]["noindex"]["share"] == 20.0
 
 
 def test_listed_urls_no_crawler_fetched_are_counted_per_crawler(covered: Coverage) -> None:
     crawlers = covered.document["crawlers"]
     assert (crawlers["Googlebot"]["listed_fetched"], crawlers["Googlebot"]["listed_not_fetched"]) == (3, 1)
     assert (crawlers["GPTBot"]["listed_fetched"], crawlers["GPTBot"]["listed_not_fetched"]) == (1, 3)
-    assert "Googlebot: 12 fetches; 3 listed URLs fetched, 1 never" in covered.stderr
+    assert "Googlebot: 15 fetches; 3 listed URLs fetched, 1 never" in covered.stderr
 
 
 def test_spoofed_malformed_and_old_lines_are_counted_apart(covered: Coverage) -> None:
@@ -253,3 +255,15 @@ def test_the_ranges_are_refreshed_from_their_sources_and_a_failed_one_is_kept(tm
     assert crawlers["ClaudeBot"]["ranges"] == ["198.51.100.7/32", "203.0.113.0/25"]
     assert crawlers["DuckDuckBot"]["ranges"] == ["10.1.0.0/16"] and document["kept"] == ["DuckDuckBot"]
     assert load_ranges(output).vouches("GPTBot", "2001:db8::5")
+
+
+def test_each_query_parameter_says_what_it_cost_and_the_line_that_stops_it(covered: Coverage) -> None:
+    parameters = {entry["name"]: entry for entry in covered.document["parameters"]}
+    sort = parameters["sort"]
+    assert (sort["urls"], sort["values"], sort["listed"], sort["fetches"]) == (2, 2, 0, 3)
+    assert sort["excluded"] == {"not-met": 2}
+    assert sort["suggested"] == ["Disallow: /*?sort=", "Disallow: /*&sort="]
+    assert (parameters["page"]["urls"], parameters["page"]["fetches"]) == (1, 1)
+    assert "sort: 3 fetches of 2 URLs (2 values); robots.txt: Disallow: /*?sort= and Disallow: /*&sort=" in (
+        covered.stderr
+    )

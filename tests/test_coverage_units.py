@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from crawler.coverage.crawlers import crawler_of, load_ranges
+from crawler.coverage.figures import open_window
 from crawler.coverage.logformats import LogRequest, line_parser, nginx_format
-from crawler.coverage.published import url_of
+from crawler.coverage.parameters import parameter_figures, suggested_lines
+from crawler.coverage.published import SCHEMA, url_of
 from crawler.coverage.reading import MAX_LINE, LogCounts, read_logs
+from crawler.coverage.tally import FETCH_SCHEMA
+from crawler.robots_rules import parse_robots
 
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 DEC_4 = 1_796_378_400.0  # 2026-12-04T10:00:00Z
@@ -126,3 +131,30 @@ def test_a_logged_target_is_the_url_of_its_own_host() -> None:
     assert url_of("/p", "other.example.com", origins, "https://www.example.com/") is None
     assert url_of("https://blog.example.com/q", "", origins, "x") == "https://blog.example.com/q"
     assert url_of("*", "", origins, "https://www.example.com/") is None  # OPTIONS *
+
+
+def test_a_suggested_line_never_blocks_a_listed_url() -> None:
+    """``page`` is on listed URLs: no line for it; ``ref`` is on none, and its lines block none
+    of them (``xref`` is another parameter); ``utm`` is on none either, but its line would block
+    a listed URL whose query holds ``?utm=`` as a value: no line for it."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(SCHEMA + FETCH_SCHEMA)
+    open_window(db, 0)
+    listed = ["https://x.test/a?page=2", "https://x.test/b?xref=1", "https://x.test/c", "https://x.test/e?q=x?utm=1"]
+    db.executemany("INSERT INTO listed VALUES (?, '')", [(url,) for url in listed])
+    met = [("https://x.test/a?ref=mail", "canonicalised"), ("https://x.test/a?page=2&ref=x", "duplicate")]
+    met += [("https://x.test/a?utm=2", "duplicate")]
+    db.executemany("INSERT INTO met VALUES (?, ?, 200)", met)
+    db.execute("INSERT INTO fetch VALUES ('https://x.test/a?ref=mail', 'Googlebot', 1, 200, 4, 1.0)")
+    figures = {entry["name"]: entry for entry in parameter_figures(db)}
+    assert figures["page"]["listed"] == 1 and figures["page"]["suggested"] == []
+    ref = figures["ref"]
+    assert (ref["urls"], ref["values"], ref["listed"], ref["fetches"]) == (2, 2, 0, 4)
+    assert ref["excluded"] == {"canonicalised": 1, "duplicate": 1}
+    assert ref["suggested"] == suggested_lines("ref")
+    assert (figures["utm"]["listed"], figures["utm"]["suggested"]) == (0, [])
+    rules = parse_robots(("User-agent: *\n" + "\n".join(ref["suggested"]) + "\n").encode())
+    assert [url for url in listed if not rules.can_fetch(url, "*")] == []
+    assert not rules.can_fetch("https://x.test/a?ref=mail", "*") and not rules.can_fetch(
+        "https://x.test/a?page=2&ref=x", "*"
+    )

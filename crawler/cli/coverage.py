@@ -20,6 +20,7 @@ from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
 from crawler.coverage.figures import crawler_figures, day_name, open_window, url_rows
 from crawler.coverage.logformats import line_parser
+from crawler.coverage.parameters import parameter_figures
 from crawler.coverage.published import SCHEMA, read_published, read_report
 from crawler.coverage.reading import LogCounts, read_logs
 from crawler.coverage.tally import DAY, FETCH_SCHEMA, Tally
@@ -99,6 +100,7 @@ def run_coverage(args: argparse.Namespace) -> int:
             open_window(db, since)
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
             document["ranges_collected"] = ranges.collected
+            document["parameters"] = parameter_figures(db)
             if args.json:
                 _write_json(document, db, sys.stdout)
             _summary(document, out, sys.stderr)
@@ -166,6 +168,15 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
             lines.append(f"    {wasted:,} fetches ({share}%) of URLs not listed: {reasons}")
         if figures["listed_not_200"]:
             lines.append(f"    {figures['listed_not_200']:,} listed URLs answered it other than 200")
+    wasteful = [entry for entry in document["parameters"] if entry["fetches"] and not entry["listed"]][:5]
+    if wasteful:
+        lines.append("Query parameters crawlers fetched and the set never lists:")
+    for entry in wasteful:
+        suggested = " and ".join(entry["suggested"]) or "no line: it would block a listed URL"
+        lines.append(
+            f"  {entry['name']}: {entry['fetches']:,} fetches of {entry['urls']:,} URLs ({entry['values']:,} values); "
+            f"robots.txt: {suggested}"
+        )
     if document["spoofed"]:
         spoofed = ", ".join(f"{crawler} {count:,}" for crawler, count in document["spoofed"].items())
         lines.append(f"Spoofed (a crawler's user agent from outside its published ranges, not counted): {spoofed}")
