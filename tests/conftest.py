@@ -10,12 +10,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from crawler.distributed.server import PrivateRedis
 from crawler.validate.document import check_document
 from crawler.validate.sets import check_set
+from tests.chromium import chromium
 from tests.lanes import mark_lanes
 from tests.server import SITE_ROOT, SiteServer
 
@@ -42,6 +44,14 @@ def redis_server(tmp_path: Path) -> Iterator[PrivateRedis]:
 @pytest.fixture
 def redis_url(redis_server: PrivateRedis) -> str:
     return redis_server.url
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    """A headless Chromium (tests/chromium.py), for a module that called ``need_chromium()``."""
+    driver = chromium(tmp_path / "profile")
+    yield driver
+    driver.quit()
 
 
 @pytest.fixture(scope="session")

@@ -534,6 +534,10 @@ MUTANTS = [
     Mutant("coverage: a suggested robots.txt line is proven to block no listed URL", "crawler/coverage/parameters.py",
            "            if _blocks_listed(db, lines) == 0:", "            if True:",
            ("tests/test_coverage_units.py::test_a_suggested_line_never_blocks_a_listed_url",)),
+    Mutant("coverage: the HTML report escapes what the logs say", "crawler/coverage/html.py",
+           "Environment(autoescape=select_autoescape(default=True, default_for_string=True))",
+           "Environment(autoescape=False)",
+           ("tests/test_coverage_browser.py::test_the_coverage_report_works_in_chromium",)),
 ]  # fmt: skip
 
 

@@ -8,63 +8,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.chromium import need_chromium, requested_urls, wait_for
 from tests.staging_site import EVIL_TITLE, StagingServer, StagingSite
 from tests.test_audit import audit
 
-CHROMIUM = shutil.which("chromium")
-DRIVER = shutil.which("chromedriver")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
 
-if not (CHROMIUM and DRIVER):
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs chromium and chromium-driver (.ci/run installs them)")
-    pytest.skip("chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)",
-                allow_module_level=True)  # fmt: skip
+need_chromium()
 
 from selenium import webdriver  # noqa: E402 - only once chromium is known to be there
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
-    os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never download a driver
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--window-size=1280,1400",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--no-first-run",
-        "--disable-extensions",
-    ):
-        options.add_argument(argument)  # fmt: skip
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(DRIVER)))
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll *condition* until it is truthy (bounded: never waits forever)."""
-    ends = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value or time.monotonic() > ends:
-            return value
-        time.sleep(0.05)
 
 
 def test_the_report_works_in_chromium(
@@ -130,10 +88,5 @@ def test_the_report_works_in_chromium(
     # No JavaScript error (a CSP violation would be one), no request but the file itself.
     errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert errors == []
-    requests = [
-        json.loads(entry["message"])["message"]["params"]["request"]["url"]
-        for entry in browser.get_log("performance")
-        if json.loads(entry["message"])["message"]["method"] == "Network.requestWillBeSent"
-    ]
-    # chrome:// is the browser's own pages, never the network.
-    assert [url for url in requests if not url.startswith("chrome://")] == [report.as_uri()], requests
+    requests = requested_urls(browser)
+    assert requests == [report.as_uri()], requests

@@ -38,6 +38,10 @@ RANGES = {
 }
 
 
+#: A query parameter name a visitor wrote: shown as text in the HTML report, never run.
+PLANTED = "%3Cscript%3Edocument.title%3D%27pwned%27%3C%2Fscript%3E"
+
+
 def page(body: str, head: str = "") -> str:
     return f"<!doctype html><html><head><title>t</title>{head}</head><body>{body}</body></html>"
 
@@ -86,6 +90,7 @@ VISITS = [
     ("127.0.0.2", GOOGLEBOT, "/a.html?sort=2&page=3", 1),
     ("127.0.0.3", GPTBOT, "/b.html", 2),
     ("127.0.0.3", GPTBOT, "/dup.html", 1),
+    ("127.0.0.3", GPTBOT, f"/dup.html?{PLANTED}=1", 1),  # a parameter name that is markup
     ("127.0.0.1", GOOGLEBOT, "/a.html", 4),  # spoofed: not Google's address
 ]
 
@@ -110,6 +115,7 @@ class Coverage:
     origin: str
     document: dict[str, Any]
     stderr: str
+    html: Path
 
     def url(self, path: str) -> dict[str, Any]:
         rows = {row["url"]: row for row in self.document["urls"]}
@@ -139,10 +145,10 @@ def covered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Coverage]:
     old_log(rotated)
     result = run_cli(
         "coverage", str(out), "--logs", str(rotated), "--logs", str(nginx.access_log), "--bot-ranges", str(ranges),
-        "--json", "--days", "30",
+        "--json", "--days", "30", "--html", str(folder / "coverage.html"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    yield Coverage(nginx.origin, json.loads(result.stdout), result.stderr)
+    yield Coverage(nginx.origin, json.loads(result.stdout), result.stderr, folder / "coverage.html")
 
 
 def test_every_listed_url_is_a_row_of_its_own(covered: Coverage) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import sys
 import tempfile
@@ -18,7 +19,8 @@ from typing import Any, TextIO
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
-from crawler.coverage.figures import crawler_figures, day_name, open_window, url_rows
+from crawler.coverage.figures import crawler_figures, day_name, open_window, section_coverage, url_rows
+from crawler.coverage.html import most_fetched_unlisted, write_html
 from crawler.coverage.logformats import line_parser
 from crawler.coverage.parameters import parameter_figures
 from crawler.coverage.published import SCHEMA, read_published, read_report
@@ -66,6 +68,7 @@ def add_coverage_command(commands: Any) -> None:
     )
     coverage.add_argument("--report", metavar="FILE", help="the crawl report (default: OUT.crawl-report.jsonl)")
     coverage.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+    coverage.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
 
 
 def run_coverage(args: argparse.Namespace) -> int:
@@ -103,6 +106,8 @@ def run_coverage(args: argparse.Namespace) -> int:
             document["parameters"] = parameter_figures(db)
             if args.json:
                 _write_json(document, db, sys.stdout)
+            if args.html:
+                _write_page(Path(args.html), document, db, out)
             _summary(document, out, sys.stderr)
         finally:
             db.close()
@@ -141,6 +146,18 @@ def _write_json(document: dict[str, Any], db: sqlite3.Connection, stream: TextIO
     )
     stream.write("\n]}\n")
     stream.flush()
+
+
+def _write_page(path: Path, document: dict[str, Any], db: sqlite3.Connection, out: Path) -> None:
+    """The HTML report, written whole: a file beside *path* (the umask's mode), renamed over it."""
+    unlisted = most_fetched_unlisted(url_rows(db))
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        with partial.open("x", encoding="utf-8") as page:
+            write_html(document, section_coverage(db), unlisted, out, page)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:

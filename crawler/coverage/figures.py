@@ -19,7 +19,7 @@ from typing import Any
 
 from crawler.coverage.tally import DAY
 
-__all__ = ["NOT_MET", "NOT_PUBLISHED", "crawler_figures", "day_name", "open_window", "url_rows"]
+__all__ = ["NOT_MET", "NOT_PUBLISHED", "crawler_figures", "day_name", "open_window", "section_coverage", "url_rows"]
 
 NOT_MET = "not-met"
 NOT_PUBLISHED = "not-published"
@@ -47,6 +47,9 @@ _SECTIONS = """
 WITH s AS (SELECT section, COUNT(*) AS listed FROM listed GROUP BY 1)
 SELECT f.crawler, s.section, s.listed, COUNT(DISTINCT f.url)
 FROM f JOIN listed USING (url) JOIN s ON s.section = listed.section GROUP BY 1, 2 ORDER BY 2
+"""
+_SECTION_COVERAGE = """
+SELECT listed.section, COUNT(*), COUNT(DISTINCT f.url) FROM listed LEFT JOIN f USING (url) GROUP BY 1
 """
 _URLS = """
 WITH g AS (SELECT url, crawler, status, SUM(n) AS n, MAX(last) AS last FROM f GROUP BY 1, 2, 3),
@@ -90,6 +93,11 @@ def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     for crawler, section, in_section, count in db.execute(_SECTIONS):
         figures[crawler]["sections"][section] = {"listed": in_section, "fetched": count}
     return figures
+
+
+def section_coverage(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    """Each section's listed URLs, and how many of them any verified crawler fetched in the window."""
+    return {section: (listed, fetched) for section, listed, fetched in db.execute(_SECTION_COVERAGE)}
 
 
 def url_rows(db: sqlite3.Connection) -> Iterator[dict[str, Any]]:
