@@ -538,6 +538,9 @@ MUTANTS = [
            "Environment(autoescape=select_autoescape(default=True, default_for_string=True))",
            "Environment(autoescape=False)",
            ("tests/test_coverage_browser.py::test_the_coverage_report_works_in_chromium",)),
+    Mutant("coverage: a change waits for the first fetch at or after its lastmod", "crawler/coverage/tally.py",
+           "FROM listed WHERE url = ?1 AND lastmod <= ?3", "FROM listed WHERE url = ?1 AND lastmod IS NOT NULL",
+           (f"{COVERAGE}::test_how_long_a_change_waited_for_each_crawler",)),
 ]  # fmt: skip
 
 

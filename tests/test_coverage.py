@@ -54,7 +54,7 @@ def site_files(root: Path) -> None:
     files = {
         "index.html": page(links),
         "a.html": page("a"),
-        "b.html": page("b"),
+        "b.html": page("b", '<meta property="article:modified_time" content="2026-12-01T12:00:00Z">'),
         "noindex.html": page("n", '<meta name="robots" content="noindex">'),
         "dup.html": page("a", '<link rel="canonical" href="/a.html">'),
         "docs/index.html": page("docs"),
@@ -271,5 +271,19 @@ def test_each_query_parameter_says_what_it_cost_and_the_line_that_stops_it(cover
     assert sort["suggested"] == ["Disallow: /*?sort=", "Disallow: /*&sort="]
     assert (parameters["page"]["urls"], parameters["page"]["fetches"]) == (1, 1)
     assert "sort: 3 fetches of 2 URLs (2 values); robots.txt: Disallow: /*?sort= and Disallow: /*&sort=" in (
+        covered.stderr
+    )
+
+
+def test_how_long_a_change_waited_for_each_crawler(covered: Coverage) -> None:
+    """/b.html changed on 1 December at noon (its lastmod): Googlebot fetched it at 10:00 that
+    morning (before) and on 2 December at 10:00 (22 h after); GPTBot today. No other listed URL
+    has a lastmod."""
+    crawlers = covered.document["crawlers"]
+    assert crawlers["Googlebot"]["after_change"] == {
+        "refetched": 1, "median_hours": 22.0, "p90_hours": 22.0, "not_refetched": 0,
+    }  # fmt: skip
+    assert crawlers["GPTBot"]["after_change"]["refetched"] == 1
+    assert "fetched 1 listed URLs again after their lastmod (median 22.0 h, 90% within 22.0 h); 0 not since" in (
         covered.stderr
     )

@@ -141,7 +141,7 @@ def test_a_suggested_line_never_blocks_a_listed_url() -> None:
     db.executescript(SCHEMA + FETCH_SCHEMA)
     open_window(db, 0)
     listed = ["https://x.test/a?page=2", "https://x.test/b?xref=1", "https://x.test/c", "https://x.test/e?q=x?utm=1"]
-    db.executemany("INSERT INTO listed VALUES (?, '')", [(url,) for url in listed])
+    db.executemany("INSERT INTO listed VALUES (?, '', NULL)", [(url,) for url in listed])
     met = [("https://x.test/a?ref=mail", "canonicalised"), ("https://x.test/a?page=2&ref=x", "duplicate")]
     met += [("https://x.test/a?utm=2", "duplicate")]
     db.executemany("INSERT INTO met VALUES (?, ?, 200)", met)

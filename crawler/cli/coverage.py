@@ -19,7 +19,14 @@ from typing import Any, TextIO
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
-from crawler.coverage.figures import crawler_figures, day_name, open_window, section_coverage, url_rows
+from crawler.coverage.figures import (
+    crawler_figures,
+    day_name,
+    open_window,
+    refetch_delays,
+    section_coverage,
+    url_rows,
+)
 from crawler.coverage.html import most_fetched_unlisted, write_html
 from crawler.coverage.logformats import line_parser
 from crawler.coverage.parameters import parameter_figures
@@ -104,6 +111,9 @@ def run_coverage(args: argparse.Namespace) -> int:
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
             document["ranges_collected"] = ranges.collected
             document["parameters"] = parameter_figures(db)
+            delays = refetch_delays(db, tally.last or 0.0)
+            for crawler, figures in document["crawlers"].items():
+                figures["after_change"] = delays.get(crawler)
             if args.json:
                 _write_json(document, db, sys.stdout)
             if args.html:
@@ -183,6 +193,12 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         if wasted:
             share = round(100 * wasted / figures["fetches"])
             lines.append(f"    {wasted:,} fetches ({share}%) of URLs not listed: {reasons}")
+        if change := figures.get("after_change"):
+            lines.append(
+                f"    fetched {change['refetched']:,} listed URLs again after their lastmod (median "
+                f"{change['median_hours']} h, 90% within {change['p90_hours']} h); "
+                f"{change['not_refetched']:,} not since"
+            )
         if figures["listed_not_200"]:
             lines.append(f"    {figures['listed_not_200']:,} listed URLs answered it other than 200")
     wasteful = [entry for entry in document["parameters"] if entry["fetches"] and not entry["listed"]][:5]

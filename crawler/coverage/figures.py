@@ -19,7 +19,16 @@ from typing import Any
 
 from crawler.coverage.tally import DAY
 
-__all__ = ["NOT_MET", "NOT_PUBLISHED", "crawler_figures", "day_name", "open_window", "section_coverage", "url_rows"]
+__all__ = [
+    "NOT_MET",
+    "NOT_PUBLISHED",
+    "crawler_figures",
+    "day_name",
+    "open_window",
+    "refetch_delays",
+    "section_coverage",
+    "url_rows",
+]
 
 NOT_MET = "not-met"
 NOT_PUBLISHED = "not-published"
@@ -47,6 +56,11 @@ _SECTIONS = """
 WITH s AS (SELECT section, COUNT(*) AS listed FROM listed GROUP BY 1)
 SELECT f.crawler, s.section, s.listed, COUNT(DISTINCT f.url)
 FROM f JOIN listed USING (url) JOIN s ON s.section = listed.section GROUP BY 1, 2 ORDER BY 2
+"""
+_CHANGED = "SELECT COUNT(*) FROM listed WHERE lastmod IS NOT NULL AND lastmod <= :last"
+_REFETCHED = """
+SELECT refetch.crawler, refetch.first - listed.lastmod FROM refetch JOIN listed USING (url)
+WHERE listed.lastmod <= :last ORDER BY 1, 2
 """
 _SECTION_COVERAGE = """
 SELECT listed.section, COUNT(*), COUNT(DISTINCT f.url) FROM listed LEFT JOIN f USING (url) GROUP BY 1
@@ -92,6 +106,23 @@ def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
         figures[crawler]["per_day"][day_name(day)] = count
     for crawler, section, in_section, count in db.execute(_SECTIONS):
         figures[crawler]["sections"][section] = {"listed": in_section, "fetched": count}
+    return figures
+
+
+def refetch_delays(db: sqlite3.Connection, last: float) -> dict[str, dict[str, float | int | None]]:
+    """For each crawler, of the listed URLs whose lastmod is at or before *last* (the last log
+    line): how many it fetched at or after their lastmod, the median and 90th percentile hours
+    from the change to that first fetch, and how many it has not fetched since they changed."""
+    (changed,) = db.execute(_CHANGED, {"last": last}).fetchone()
+    figures: dict[str, dict[str, float | int | None]] = {}
+    for crawler, group in groupby(db.execute(_REFETCHED, {"last": last}), key=lambda row: row[0]):
+        delays = [delay for _, delay in group]  # one per URL the crawler fetched again
+        figures[crawler] = {
+            "refetched": len(delays),
+            "median_hours": round(delays[len(delays) // 2] / 3600, 1),
+            "p90_hours": round(delays[min(len(delays) - 1, len(delays) * 9 // 10)] / 3600, 1),
+            "not_refetched": changed - len(delays),
+        }
     return figures
 
 

@@ -18,16 +18,17 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from crawler.protocol import w3c_instant
 from crawler.sitemaps.publish import MANIFEST_NAME
 from crawler.urls import normalize_url, site_root
 
 __all__ = ["SCHEMA", "read_published", "read_report", "set_folders", "url_of"]
 
 SCHEMA = """
-CREATE TABLE listed (url TEXT PRIMARY KEY, section TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE listed (url TEXT PRIMARY KEY, section TEXT NOT NULL, lastmod REAL) WITHOUT ROWID;
 CREATE TABLE met (url TEXT PRIMARY KEY, reason TEXT, status INTEGER) WITHOUT ROWID;
 """
-_LOC = "{http://www.sitemaps.org/schemas/sitemap/0.9}loc"
+_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 
 def set_folders(out: Path) -> list[Path]:
@@ -47,12 +48,17 @@ def _section(name: str, stem: str) -> str:
     return group if number.isdigit() else ""
 
 
-def _locs(path: Path) -> Iterator[str]:
+def _entries(path: Path) -> Iterator[tuple[str, float | None]]:
+    """(loc, lastmod in seconds since the epoch or ``None``) of each ``<url>`` of a sitemap file."""
     with path.open("rb") as raw:
         handle = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
-        for _, element in etree.iterparse(handle, tag=_LOC, resolve_entities=False, no_network=True, huge_tree=True):
-            if element.text:
-                yield element.text.strip()
+        for _, element in etree.iterparse(
+            handle, tag=_NS + "url", resolve_entities=False, no_network=True, huge_tree=True
+        ):
+            loc, lastmod = element.findtext(_NS + "loc"), element.findtext(_NS + "lastmod")
+            if loc:
+                moment = w3c_instant(lastmod.strip()) if lastmod else None
+                yield loc.strip(), moment.timestamp() if moment else None
             element.clear()
 
 
@@ -63,15 +69,15 @@ def read_published(out: Path, db: sqlite3.Connection) -> list[str]:
         manifest = json.loads((folder / MANIFEST_NAME).read_text("utf-8"))
         stem = str(manifest.get("index", "sitemap.xml")).removesuffix(".xml")
         for name in manifest.get("files", {}):
-            locs = iter(_locs(folder / name))
-            first = next(locs, None)
+            entries = iter(_entries(folder / name))
+            first = next(entries, None)
             if first is None:
                 continue
-            if (origin := site_root(first)) not in origins:
+            if (origin := site_root(first[0])) not in origins:
                 origins.append(origin)
             section = _section(name, stem)
-            rows = ((url, section) for url in chain((first,), locs))
-            db.executemany("INSERT OR IGNORE INTO listed VALUES (?, ?)", rows)
+            rows = ((url, section, lastmod) for url, lastmod in chain((first,), entries))
+            db.executemany("INSERT OR IGNORE INTO listed VALUES (?, ?, ?)", rows)
     db.commit()
     return origins
 

@@ -24,10 +24,17 @@ CREATE TABLE fetch (
     url TEXT NOT NULL, crawler TEXT NOT NULL, day INTEGER NOT NULL, status INTEGER NOT NULL,
     n INTEGER NOT NULL, last REAL NOT NULL, PRIMARY KEY (url, crawler, day, status)
 ) WITHOUT ROWID;
+CREATE TABLE refetch (url TEXT NOT NULL, crawler TEXT NOT NULL, first REAL NOT NULL, PRIMARY KEY (url, crawler))
+    WITHOUT ROWID;
 """
 _UPSERT = """
 INSERT INTO fetch VALUES (?, ?, ?, ?, 1, ?)
 ON CONFLICT (url, crawler, day, status) DO UPDATE SET n = n + 1, last = max(last, excluded.last)
+"""
+#: The first fetch of a listed URL at or after its lastmod: how long a change waited for each crawler.
+_REFETCH = """
+INSERT INTO refetch SELECT url, ?2, ?3 FROM listed WHERE url = ?1 AND lastmod <= ?3
+ON CONFLICT (url, crawler) DO UPDATE SET first = min(first, excluded.first)
 """
 _BATCH = 10_000
 
@@ -67,5 +74,6 @@ class Tally:
 
     def flush(self) -> None:
         self.db.executemany(_UPSERT, self._rows)
+        self.db.executemany(_REFETCH, ((url, crawler, when) for url, crawler, _, _, when in self._rows))
         self.db.commit()
         self._rows.clear()
