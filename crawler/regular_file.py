@@ -11,10 +11,11 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["read_regular_file", "read_until"]
+__all__ = ["open_regular", "read_regular_file", "read_until"]
 
 
-def _open_regular(path: str | Path) -> BinaryIO:
+def open_regular(path: str | Path) -> BinaryIO:
+    """The regular file at *path*, opened for reading (never through a symlink; ``OSError``)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     file = open(descriptor, "rb")  # noqa: SIM115 - handed to the caller's with
     if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
@@ -27,7 +28,7 @@ def read_regular_file(path: str | Path, limit: int) -> bytes:
     """The bytes of the regular file at *path*, at most *limit* of them; ``OSError`` saying why
     not (its ``strerror``: "Too many levels of symbolic links" for a symlink, "not a regular file",
     "larger than N bytes")."""
-    with _open_regular(path) as file:
+    with open_regular(path) as file:
         info = os.fstat(file.fileno())
         data = file.read(limit + 1) if info.st_size <= limit else b""
         if info.st_size > limit or len(data) > limit:  # or it grew while read
@@ -43,7 +44,7 @@ def read_until(path: str | Path, marker: bytes, limit: int) -> tuple[bytes, bool
     """The bytes of the regular file at *path* before the first *marker* and ``True``, or all of
     them and ``False`` when it has none; never more than *limit* bytes read (``OSError`` as
     :func:`read_regular_file`). A big file's head is read without its tail."""
-    with _open_regular(path) as file:
+    with open_regular(path) as file:
         data = bytearray()
         while True:
             chunk = file.read(_CHUNK)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from crawler.coverage.crawlers import load_ranges
-from tests.conftest import run_cli, sitemap_locs
+from tests.conftest import CLI, run_cli, sitemap_locs
 from tests.local_server import LocalServer
 from tests.realapps.nginx import Nginx, nginx_binary
 
@@ -287,3 +287,95 @@ def test_how_long_a_change_waited_for_each_crawler(covered: Coverage) -> None:
     assert "fetched 1 listed URLs again after their lastmod (median 22.0 h, 90% within 22.0 h); 0 not since" in (
         covered.stderr
     )
+
+
+# --- a set written by hand: what OUT, the report and the logs may hold --------------------------------
+
+SITE = "https://www.example.com"
+
+
+def hand_set(out: Path, locs: dict[str, list[str]], report: list[dict[str, object]] | None = None) -> Path:
+    """A set in OUT as the exporter writes it: one file per section (``""``: none), a manifest;
+    the crawl report beside it when given."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for section, urls in locs.items():
+        name = f"sitemap-{section}-1.xml" if section else "sitemap-1.xml"
+        body = "".join(f"<url><loc>{url}</loc></url>" for url in urls)
+        (out / name).write_text(f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>')
+        files[name] = {}
+    (out / ".sitemap-manifest.json").write_text(json.dumps({"index": "sitemap.xml", "files": files}))
+    if report is not None:
+        lines = [json.dumps(line) for line in report]
+        (out.parent / f"{out.name}.crawl-report.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def log_line(path: str, address: str = "66.249.64.1", agent: str = GOOGLEBOT, status: int = 200) -> str:
+    return f'{address} - - [04/Dec/2026:10:00:00 +0000] "GET {path} HTTP/1.1" {status} 1 "-" "{agent}"'
+
+
+def test_a_set_that_names_files_outside_its_folder_is_never_read_there(tmp_path: Path) -> None:
+    out = hand_set(tmp_path / "out", {"": [f"{SITE}/a"]})
+    (tmp_path / "secret.xml").write_text(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{SITE}/s</loc></url></urlset>'
+    )
+    names = ("sitemap-1.xml", "../secret.xml", "x/../../secret.xml", str(tmp_path / "secret.xml"), "/etc/passwd")
+    manifest = {"index": "sitemap.xml", "files": {name: {} for name in names}}
+    (out / ".sitemap-manifest.json").write_text(json.dumps(manifest))
+    (out / "sitemap-2.xml").symlink_to(tmp_path / "secret.xml")
+    log = tmp_path / "access.log"
+    log.write_text(log_line("/a") + "\n")
+    result = run_cli("coverage", str(out), "--logs", str(log), "--json")
+    assert result.returncode == 0, result.stderr
+    assert [row["url"] for row in json.loads(result.stdout)["urls"] if row["listed"]] == [f"{SITE}/a"]
+    manifest["files"]["sitemap-2.xml"] = {}  # a file of the set that is a symlink: refused, named
+    (out / ".sitemap-manifest.json").write_text(json.dumps(manifest))
+    refused = run_cli("coverage", str(out), "--logs", str(log))
+    assert refused.returncode == 2 and "sitemap-2.xml: not a readable sitemap" in refused.stderr, refused.stderr
+    (out / ".sitemap-manifest.json").write_text("[")
+    broken = run_cli("coverage", str(out), "--logs", str(log))
+    assert broken.returncode == 2 and "not a manifest of sitemap-crawler's" in broken.stderr, broken.stderr
+    assert "Traceback" not in refused.stderr + broken.stderr
+
+
+def test_without_a_report_reasons_are_unknown_and_an_explicit_one_must_exist(tmp_path: Path) -> None:
+    out = hand_set(tmp_path / "out", {"": [f"{SITE}/a"]})
+    log = tmp_path / "access.log"
+    log.write_text(log_line("/noindexed") + "\n")
+    result = run_cli("coverage", str(out), "--logs", str(log), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["url"]: row for row in json.loads(result.stdout)["urls"]}
+    assert rows[f"{SITE}/noindexed"]["reason"] == "no-report"  # never called an orphan
+    assert "No crawl report (no-report)" in result.stderr
+    missing = run_cli("coverage", str(out), "--logs", str(log), "--report", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "--report" in missing.stderr and "no such file" in missing.stderr
+
+
+def test_hosts_sections_ranges_and_stdin_are_each_what_they_say(tmp_path: Path) -> None:
+    """A log without $host beside a set of several hosts counts none of its lines for a host; a
+    section no crawler fetched is a row of its own; a crawler the ranges file does not know is
+    not verifiable (never "spoofed"); a gzipped log on standard input is read."""
+    out = tmp_path / "out"
+    hand_set(out / "www.example.com", {"": [f"{SITE}/a"]})
+    hand_set(out / "blog.example.com", {"": ["https://blog.example.com/p"]})
+    log = tmp_path / "access.log"
+    log.write_text(log_line("/a") + "\n")
+    several = run_cli("coverage", str(out), "--logs", str(log), "--json")
+    assert json.loads(several.stdout)["logs"]["other_hosts"] == 1, several.stderr
+    assert "name no host while OUT holds several" in several.stderr
+    single = hand_set(tmp_path / "single", {"blog": [f"{SITE}/b1", f"{SITE}/b2"], "pages": [f"{SITE}/a"]})
+    ranges = tmp_path / "ranges.json"
+    ranges.write_text(json.dumps({"crawlers": {"Googlebot": {"ranges": ["66.249.64.0/27"]}}}))
+    gptbot = log_line("/a", "4.227.36.1", "GPTBot/1.2")
+    zipped = gzip.compress((log_line("/a") + "\n" + gptbot + "\n").encode())
+    process = subprocess.run(
+        [str(CLI), "coverage", str(single), "--logs", "-", "--bot-ranges", str(ranges), "--json"],
+        input=zipped, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert process.returncode == 0, process.stderr
+    document = json.loads(process.stdout)
+    assert document["crawlers"]["Googlebot"]["sections"] == {
+        "blog": {"listed": 2, "fetched": 0}, "pages": {"listed": 1, "fetched": 1},
+    }  # fmt: skip
+    assert (document["spoofed"], document["unverifiable"]) == ({}, {"GPTBot": 1})

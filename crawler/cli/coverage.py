@@ -20,6 +20,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
 from crawler.coverage.figures import (
+    NOT_MET,
     crawler_figures,
     day_name,
     open_window,
@@ -38,6 +39,8 @@ from settings.ranges import option_type
 
 __all__ = ["add_coverage_command", "run_coverage"]
 
+#: The reason of a URL crawlers fetched that is not listed, when no crawl report says why.
+NO_REPORT = "no-report"
 COVERAGE_EXAMPLE = """\
 example:
   sitemap-crawler coverage public/ --logs /var/log/nginx/access.log --logs /var/log/nginx/access.log.2.gz
@@ -87,10 +90,12 @@ def run_coverage(args: argparse.Namespace) -> int:
         parse = line_parser(args.log_format)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    for source in args.logs:
-        if source != "-" and not Path(source).is_file():
+    for source in args.logs:  # a file, or a pipe (--logs <(zcat ...)); never a folder
+        if source != "-" and (not Path(source).exists() or Path(source).is_dir()):
             raise UsageError(f"--logs {source}: no such file")
     report = Path(args.report) if args.report else beside(out, "crawl-report.jsonl")
+    if args.report and not report.is_file():
+        raise UsageError(f"--report {report}: no such file (the crawl's OUT.crawl-report.jsonl)")
     with tempfile.TemporaryDirectory(prefix="sitemap-crawler-coverage-") as scratch:
         db = sqlite3.connect(Path(scratch) / "coverage.sqlite3")
         try:
@@ -99,16 +104,18 @@ def run_coverage(args: argparse.Namespace) -> int:
                 origins = read_published(out, db)
             except ValueError as error:
                 raise UsageError(str(error)) from None
-            met = read_report(report, db) if report.is_file() else 0
+            met = read_report(report, db) if report.is_file() else None
             counts = LogCounts()
             hosts = {origin.split("://", 1)[1].rstrip("/").rsplit(":", 1)[0]: origin for origin in origins}
-            tally = Tally(db, ranges, hosts, origins[0] if origins else "")
+            # A line that names no host is the set's host's; with several, no host's: it is not counted.
+            tally = Tally(db, ranges, hosts, origins[0] if len(origins) == 1 else "")
             for request in read_logs(args.logs, parse, counts):
                 tally.add(request)
             tally.flush()
             since = _since(tally, args.days)
-            open_window(db, since)
+            open_window(db, since, NOT_MET if met is not None else NO_REPORT)
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
+            document["report"] = str(report) if met is not None else None
             document["ranges_collected"] = ranges.collected
             document["parameters"] = parameter_figures(db)
             delays = refetch_delays(db, tally.last or 0.0)
@@ -143,6 +150,7 @@ def _document(db: sqlite3.Connection, tally: Tally, counts: LogCounts, since: in
         },
         "listed": listed,
         "spoofed": spoofed,
+        "unverifiable": dict(tally.unverifiable),
         "crawlers": crawler_figures(db),
     }  # fmt: skip
 
@@ -181,8 +189,19 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
             f"{logs['not_utf8']:,} not UTF-8"
         ),
     ]
-    if not document["crawlers"]:
+    if logs["lines"] and not logs["requests"]:
+        lines.append("No line of the logs is a request of their format: check --log-format (see the coverage guide)")
+    elif not document["crawlers"]:
         lines.append("No verified crawler fetched anything in the window")
+    if logs["other_hosts"]:
+        lines.append(
+            f"{logs['other_hosts']:,} crawler fetches are of hosts OUT has no set of, or name no host while OUT holds "
+            "several (log $host): not counted"
+        )
+    if logs["broken_files"]:
+        lines.append(f"Cut short (read as far as they go): {', '.join(logs['broken_files'])}")
+    if document["report"] is None:
+        lines.append(f"No crawl report ({NO_REPORT}): why a fetched URL is not listed is not known (--report FILE)")
     for crawler, figures in document["crawlers"].items():
         wasted = sum(entry["fetches"] for entry in figures["not_listed"].values())
         reasons = ", ".join(f"{reason} {entry['fetches']:,}" for reason, entry in figures["not_listed"].items())
@@ -213,4 +232,7 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
     if document["spoofed"]:
         spoofed = ", ".join(f"{crawler} {count:,}" for crawler, count in document["spoofed"].items())
         lines.append(f"Spoofed (a crawler's user agent from outside its published ranges, not counted): {spoofed}")
+    if document["unverifiable"]:
+        named = ", ".join(f"{crawler} {count:,}" for crawler, count in document["unverifiable"].items())
+        lines.append(f"Not verifiable (the ranges file has no ranges of these crawlers, not counted): {named}")
     print("\n".join(lines), file=stream)

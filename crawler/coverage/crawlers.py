@@ -102,7 +102,7 @@ def load_ranges(path: Path | None = None) -> CrawlerRanges:
     where = "the shipped crawler ranges" if path is None else str(path)
     try:
         document = json.loads(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise ValueError(f"{where}: not readable as JSON ({error})") from None
     crawlers = document.get("crawlers") if isinstance(document, dict) else None
     if not isinstance(crawlers, dict) or not crawlers:

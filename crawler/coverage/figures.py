@@ -34,14 +34,15 @@ NOT_MET = "not-met"
 NOT_PUBLISHED = "not-published"
 #: The fetches of the window: a view over the counts from the first day on (``window_start``).
 _WINDOW = """
-CREATE TEMP TABLE IF NOT EXISTS window_start (since INTEGER NOT NULL);
+CREATE TEMP TABLE IF NOT EXISTS window_start (since INTEGER NOT NULL, unmet TEXT NOT NULL);
 DELETE FROM window_start;
 CREATE TEMP VIEW IF NOT EXISTS f AS SELECT * FROM fetch WHERE day >= (SELECT since FROM window_start);
 """
 _FETCHES = "SELECT crawler, SUM(n) FROM f GROUP BY 1 ORDER BY 2 DESC, 1"
 _LISTED_FETCHED = "SELECT crawler, COUNT(DISTINCT url) FROM f JOIN listed USING (url) GROUP BY 1"
 _NOT_LISTED = """
-SELECT f.crawler, CASE WHEN met.url IS NULL THEN :not_met ELSE coalesce(met.reason, :not_published) END,
+SELECT f.crawler, CASE WHEN met.url IS NULL THEN (SELECT unmet FROM window_start)
+                       ELSE coalesce(met.reason, :not_published) END,
        COUNT(DISTINCT f.url), SUM(f.n)
 FROM f LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
 WHERE listed.url IS NULL GROUP BY 1, 2 ORDER BY 4 DESC, 2
@@ -50,12 +51,19 @@ _NOT_MET_STATUSES = """
 SELECT f.crawler, f.status, SUM(f.n) FROM f LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
 WHERE listed.url IS NULL AND met.url IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 2
 """
-_LISTED_NOT_200 = "SELECT crawler, COUNT(DISTINCT url) FROM f JOIN listed USING (url) WHERE status != 200 GROUP BY 1"
+#: 304 is the answer to a conditional request for an unchanged page: as good as a 200.
+_LISTED_NOT_200 = """
+SELECT crawler, COUNT(DISTINCT url) FROM f JOIN listed USING (url) WHERE status NOT IN (200, 304) GROUP BY 1
+"""
 _PER_DAY = "SELECT crawler, day, SUM(n) FROM f GROUP BY 1, 2 ORDER BY 2"
 _SECTIONS = """
-WITH s AS (SELECT section, COUNT(*) AS listed FROM listed GROUP BY 1)
-SELECT f.crawler, s.section, s.listed, COUNT(DISTINCT f.url)
-FROM f JOIN listed USING (url) JOIN s ON s.section = listed.section GROUP BY 1, 2 ORDER BY 2
+WITH s AS (SELECT section, COUNT(*) AS listed FROM listed GROUP BY 1),
+     fetched AS (
+         SELECT f.crawler, listed.section, COUNT(DISTINCT f.url) AS n FROM f JOIN listed USING (url) GROUP BY 1, 2
+     )
+SELECT c.crawler, s.section, s.listed, coalesce(fetched.n, 0)
+FROM (SELECT DISTINCT crawler FROM f) AS c CROSS JOIN s
+LEFT JOIN fetched ON fetched.crawler = c.crawler AND fetched.section = s.section ORDER BY 2
 """
 _CHANGED = "SELECT COUNT(*) FROM listed WHERE lastmod IS NOT NULL AND lastmod <= :last"
 _REFETCHED = """
@@ -77,10 +85,11 @@ def day_name(day: int) -> str:
     return datetime.fromtimestamp(day * DAY, UTC).date().isoformat()
 
 
-def open_window(db: sqlite3.Connection, since: int) -> None:
-    """The window of the queries below: the days from *since* (days since the epoch) on."""
+def open_window(db: sqlite3.Connection, since: int, unmet: str = NOT_MET) -> None:
+    """The window of the queries below: the days from *since* (days since the epoch) on; *unmet*
+    is the reason of a URL the crawl report does not hold (``not-met``; ``no-report`` without one)."""
     db.executescript(_WINDOW)
-    db.execute("INSERT INTO window_start VALUES (?)", (since,))
+    db.execute("INSERT INTO window_start VALUES (?, ?)", (since, unmet))
 
 
 def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
@@ -95,7 +104,7 @@ def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     for crawler, count in db.execute(_LISTED_FETCHED):
         figures[crawler]["listed_fetched"] = count
         figures[crawler]["listed_not_fetched"] = listed - count
-    for crawler, reason, urls, count in db.execute(_NOT_LISTED, {"not_met": NOT_MET, "not_published": NOT_PUBLISHED}):
+    for crawler, reason, urls, count in db.execute(_NOT_LISTED, {"not_published": NOT_PUBLISHED}):
         share = round(100 * count / figures[crawler]["fetches"], 1)
         figures[crawler]["not_listed"][reason] = {"urls": urls, "fetches": count, "share": share}
     for crawler, status, count in db.execute(_NOT_MET_STATUSES):
@@ -134,6 +143,7 @@ def section_coverage(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 def url_rows(db: sqlite3.Connection) -> Iterator[dict[str, Any]]:
     """Every URL listed or fetched by a verified crawler in the window, in URL order:
     ``{url, listed, reason, fetches: {crawler: n}, last_fetch, statuses: {status: n}}``."""
+    (unmet,) = db.execute("SELECT unmet FROM window_start").fetchone()
     rows = db.execute(_URLS)
     for url, group in groupby(rows, key=lambda row: row[0]):
         fetches: dict[str, int] = {}
@@ -142,7 +152,7 @@ def url_rows(db: sqlite3.Connection) -> Iterator[dict[str, Any]]:
         is_listed, reason = False, None
         for _, listed, met, why, crawler, status, count, when in group:
             is_listed = bool(listed)
-            reason = None if listed else (why or NOT_PUBLISHED) if met else NOT_MET
+            reason = None if listed else (why or NOT_PUBLISHED) if met else unmet
             if crawler is not None:
                 fetches[crawler] = fetches.get(crawler, 0) + count
                 statuses[str(status)] = statuses.get(str(status), 0) + count

@@ -9,6 +9,7 @@ line is counted, not fatal.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,7 +42,9 @@ class LogRequest:
 
 Parser = Callable[[str], "LogRequest | None"]
 
-_VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: Variables whose value holds a space, read by their shape wherever they stand.
+_SHAPES = {"time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}"}
 #: The fields a line must give (one of each tuple's variables).
 _NEEDED = {
     "address": ("remote_addr", "http_x_forwarded_for", "realip_remote_addr"),
@@ -51,9 +54,11 @@ _NEEDED = {
 }
 
 
-def nginx_format(log_format: str) -> Parser:
+def nginx_format(log_format: str, *, more: bool = False) -> Parser:
     """A parser of the lines an nginx ``log_format`` *log_format* writes (``$name`` and
-    ``${name}``, literal text between); ``ValueError`` when it lacks what a request needs."""
+    ``${name}``, literal text between); ``ValueError`` when it lacks what a request needs. With
+    *more*, a line may go on after the format (nginx's ``main``, Apache's ``combinedio``: the
+    combined line and more fields)."""
     names: list[str] = []
     pattern, last = [], 0
     for match in _VARIABLE.finditer(log_format):
@@ -64,15 +69,13 @@ def nginx_format(log_format: str) -> Parser:
             pattern.append(r".*?")  # a variable given twice: its first place is read
         else:
             names.append(name)
-            # Inside quotes: anything but a quote (nginx writes one as \x22, Apache as \").
-            body = r'[^"\\]*(?:\\.[^"\\]*)*' if following == '"' else r"\S*" if following == " " else r".*?"
-            pattern.append(f"(?P<{name}>{body})")
+            pattern.append(f"(?P<{name}>{_body(name, following)})")
         last = match.end()
     pattern.append(re.escape(log_format[last:]))
     for field, choices in _NEEDED.items():
         if not any(name in names for name in choices):
             raise ValueError(f"the log format has no ${choices[0]} (the request's {field})")
-    compiled = re.compile("^" + "".join(pattern) + "$")
+    compiled = re.compile("^" + "".join(pattern) + (r"(?: .*)?$" if more else "$"))
 
     def parse(line: str) -> LogRequest | None:
         found = compiled.match(line)
@@ -81,11 +84,23 @@ def nginx_format(log_format: str) -> Parser:
     return parse
 
 
+def _body(name: str, following: str) -> str:
+    """The pattern of variable *name*'s value, given the character that follows it: never a lazy
+    ``.*?`` between literals (a line that does not match would backtrack for minutes)."""
+    if name in _SHAPES:
+        return _SHAPES[name]
+    if following == '"':  # inside quotes: anything but a quote (nginx writes one as \x22, Apache as \")
+        return r'[^"\\]*(?:\\.[^"\\]*)*'
+    if following in ("", " "):  # the line's end (a format may be followed by more fields), or a space
+        return r"\S*"
+    return f"[^{re.escape(following)}]*"
+
+
 def _request(fields: Mapping[str, str]) -> LogRequest | None:
     """A request of an nginx line's variables, or ``None`` when one is not what it should be."""
-    address = _first_address(fields.get("remote_addr") or fields.get("realip_remote_addr") or "")
+    address = client_address(fields.get("remote_addr") or fields.get("realip_remote_addr") or "")
     if not address:
-        address = _first_address(fields.get("http_x_forwarded_for") or "")
+        address = client_address(fields.get("http_x_forwarded_for") or "")
     when = _time(fields)
     status = fields.get("status", "")
     if "request" in fields:
@@ -94,17 +109,39 @@ def _request(fields: Mapping[str, str]) -> LogRequest | None:
     else:
         method = fields.get("request_method") or "GET"
         target = fields.get("request_uri") or _with_args(fields.get("uri", ""), fields.get("args", ""))
-    if not address or when is None or not status.isdigit() or len(status) != 3 or not target:
+    if not address or when is None or not _is_status(status) or not target:
         return None
     agent = fields.get("http_user_agent", "")
-    host = fields.get("host") or fields.get("http_host") or fields.get("server_name") or ""
-    return LogRequest(address, when, target, int(status), "" if agent == "-" else agent, host.lower(), method)
+    host = _host(fields.get("host")) or _host(fields.get("http_host")) or _host(fields.get("server_name"))
+    return LogRequest(address, when, target, int(status), "" if agent == "-" else agent, host, method)
 
 
-def _first_address(value: str) -> str:
-    """The client address of an address field (X-Forwarded-For's first), ``-`` meaning none."""
-    first = value.split(",", 1)[0].strip()
-    return "" if first in ("", "-") else first
+def _is_status(text: str) -> bool:
+    return len(text) == 3 and text.isascii() and text.isdigit() and text[0] in "12345"
+
+
+def _host(value: object) -> str:
+    """A logged host name, lower case, without its port or a trailing dot; ``""`` for none
+    (``-``, nginx's catch-all ``_``)."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip().lower().rstrip(".")
+    if text.startswith("["):
+        return text.split("]", 1)[0] + "]"
+    text = text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+    return "" if text in ("", "-", "_") else text
+
+
+def client_address(value: str) -> str:
+    """The client address of an address field: of an ``X-Forwarded-For`` list the last one, the
+    one the nearest proxy added (the first ones are whatever the client sent, anyone can write
+    a crawler's address there); ``ip:port`` and ``[v6]:port`` without the port; ``-`` is none."""
+    last = value.rsplit(",", 1)[-1].strip()
+    if last.startswith("[") and "]" in last:
+        last = last[1 : last.index("]")]
+    elif last.count(":") == 1:
+        last = last.split(":", 1)[0]
+    return "" if last in ("", "-") else last
 
 
 def _with_args(uri: str, args: str) -> str:
@@ -114,11 +151,11 @@ def _with_args(uri: str, args: str) -> str:
 def _time(fields: Mapping[str, str]) -> float | None:
     try:
         if text := fields.get("time_local"):
-            return time_local(text)
+            return _bounded(time_local(text))
         if text := fields.get("time_iso8601"):
             return _iso_time(text)
         if text := fields.get("msec"):
-            return float(text)
+            return _json_time(float(text))
     except ValueError:
         return None
     return None
@@ -146,9 +183,14 @@ def time_local(text: str) -> float:
 def _iso_time(text: str) -> float | None:
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        return _bounded((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+    except (ValueError, OverflowError):
         return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _bounded(seconds: float) -> float | None:
+    """*seconds* when a log line may carry it (:data:`_EARLIEST` to :data:`_LATEST`), else ``None``."""
+    return seconds if math.isfinite(seconds) and _EARLIEST <= seconds <= _LATEST else None
 
 
 # --- JSON lines -------------------------------------------------------------------------------------
@@ -157,7 +199,7 @@ def _iso_time(text: str) -> float | None:
 #: Traefik, Cloudflare Logpush, Google Cloud's and Azure's load balancers, AWS WAF; dotted names
 #: go into nested objects. The first one present wins.
 JSON_FIELDS: dict[str, tuple[str, ...]] = {
-    "address": ("remote_addr", "client_ip", "clientIp", "ClientIP", "ClientAddr", "request.remote_ip",
+    "address": ("remote_addr", "client_ip", "clientIp", "ClientIP", "ClientHost", "ClientAddr", "request.remote_ip",
                 "httpRequest.remoteIp", "httpRequest.clientIp", "properties.clientIp", "ip"),
     "time": ("time_iso8601", "time_local", "timestamp", "time", "ts", "EdgeStartTimestamp", "StartUTC", "msec",
              "@timestamp"),
@@ -186,10 +228,13 @@ def _lookup(record: Mapping[str, object], name: str) -> object:
 
 
 def _field(record: Mapping[str, object], field: str) -> object:
+    """The first of *field*'s names that holds a value (a string or a number: Caddy's
+    ``request`` is an object, its ``request.uri`` the target)."""
     for name in JSON_FIELDS[field]:
         value = _lookup(record, name)
-        if value not in (None, "", "-"):
-            return value[0] if isinstance(value, list) and value else value
+        value = value[0] if isinstance(value, list) and value else value
+        if isinstance(value, str | int | float) and not isinstance(value, bool) and value not in ("", "-"):
+            return value
     return None
 
 
@@ -197,7 +242,7 @@ def json_line(line: str) -> LogRequest | None:
     """A request of one JSON object per line, its fields under any of :data:`JSON_FIELDS`' names."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested past Python's depth is no log line either
         return None
     if not isinstance(record, dict):
         return None
@@ -207,33 +252,39 @@ def json_line(line: str) -> LogRequest | None:
         method, _, rest = target.partition(" ")
         target = rest.rsplit(" ", 1)[0] if " " in rest else rest
     moment = _json_time(when)
-    code = int(status) if isinstance(status, int | str) and str(status).isdigit() else 0
-    if not isinstance(address, str) or moment is None or not isinstance(target, str) or not 100 <= code <= 599:
+    code = int(str(status)) if _is_status(str(status)) else 0
+    if not isinstance(address, str) or moment is None or not isinstance(target, str) or not code:
         return None
     args = _field(record, "args")
     if isinstance(args, str) and "?" not in target:
         target = _with_args(target, args)
-    agent, host = _field(record, "agent"), _field(record, "host")
-    if not host and target.startswith(("http://", "https://")):
-        host = urlsplit(target).hostname or ""
-    return LogRequest(
-        _first_address(address), moment, target, code, agent if isinstance(agent, str) else "",
-        host.lower() if isinstance(host, str) else "", method,
-    )  # fmt: skip
+    agent, host = _field(record, "agent"), _host(_field(record, "host"))
+    if not host and target.lower().startswith(("http://", "https://")):
+        host = _host(urlsplit(target).hostname or "")
+    if not (address := client_address(address)):
+        return None
+    return LogRequest(address, moment, target, code, agent if isinstance(agent, str) else "", host, method)
+
+
+#: The times a log line may carry: from 1990 to 2200 (seconds since the epoch); any other value
+#: is a broken line, never a window moved to another century.
+_EARLIEST, _LATEST = 631_152_000.0, 7_258_118_400.0
 
 
 def _json_time(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        seconds = float(value)
-        while seconds > 1e11:  # milliseconds, microseconds or nanoseconds since the epoch
+        seconds = float(value) if not isinstance(value, int) or value.bit_length() < 1000 else math.inf
+        for _ in range(4):  # seconds, or milli-, micro- or nanoseconds since the epoch
+            if seconds <= 1e11:
+                break
             seconds /= 1000
-        return seconds
-    if not isinstance(value, str):
+        return _bounded(seconds)
+    if not isinstance(value, str) or len(value) > 40:
         return None
     try:
-        return time_local(value)
+        return _bounded(time_local(value))
     except ValueError:
         pass
     try:
@@ -244,7 +295,7 @@ def _json_time(value: object) -> float | None:
 
 # --- choosing a parser --------------------------------------------------------------------------------
 
-_combined = nginx_format(COMBINED)
+_combined = nginx_format(COMBINED, more=True)
 _common = nginx_format(COMMON)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from crawler.coverage.figures import NOT_MET, NOT_PUBLISHED
+from crawler.coverage.figures import NOT_PUBLISHED
 from crawler.robots_rules import parse_robots
 
 __all__ = ["parameter_figures", "suggested_lines"]
@@ -38,7 +38,8 @@ GROUP BY pu.name ORDER BY 4 DESC, 2 DESC, 1
 """
 _REASONS = """
 WITH pu AS (SELECT DISTINCT name, url FROM param)
-SELECT pu.name, CASE WHEN met.url IS NULL THEN :not_met ELSE coalesce(met.reason, :not_published) END, COUNT(*)
+SELECT pu.name, CASE WHEN met.url IS NULL THEN (SELECT unmet FROM window_start)
+                    ELSE coalesce(met.reason, :not_published) END, COUNT(*)
 FROM pu LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
 WHERE listed.url IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 2
 """
@@ -73,7 +74,7 @@ def parameter_figures(db: sqlite3.Connection) -> list[dict[str, Any]]:
     while batch := queried.fetchmany(10_000):
         db.executemany("INSERT INTO param VALUES (?, ?, ?)", ((n, v, url) for (url,) in batch for n, v in _pairs(url)))
     reasons: dict[str, dict[str, int]] = {}
-    for name, reason, count in db.execute(_REASONS, {"not_met": NOT_MET, "not_published": NOT_PUBLISHED}):
+    for name, reason, count in db.execute(_REASONS, {"not_published": NOT_PUBLISHED}):
         reasons.setdefault(name, {})[reason] = count
     figures = []
     for name, count, listed, fetches, values in db.execute(_NAMES).fetchmany(MAX_PARAMETERS):

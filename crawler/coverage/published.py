@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
@@ -18,9 +19,11 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from crawler.addresses import HOST_NAME
 from crawler.protocol import w3c_instant
+from crawler.regular_file import open_regular, read_regular_file
 from crawler.sitemaps.publish import MANIFEST_NAME
-from crawler.urls import normalize_url, site_root
+from crawler.urls import QueryParamFilter, normalize_url, site_root
 
 __all__ = ["SCHEMA", "read_published", "read_report", "set_folders", "url_of"]
 
@@ -29,16 +32,48 @@ CREATE TABLE listed (url TEXT PRIMARY KEY, section TEXT NOT NULL, lastmod REAL) 
 CREATE TABLE met (url TEXT PRIMARY KEY, reason TEXT, status INTEGER) WITHOUT ROWID;
 """
 _NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+MAX_MANIFEST = 64 * 1024 * 1024  # a manifest names at most 50,000 files
+#: The parameters the crawl strips by default (utm_*, gclid, ...): a crawler's fetch of
+#: /a?utm_source=x is a fetch of /a, as the crawl would have met it.
+_TRACKING = QueryParamFilter()
 
 
 def set_folders(out: Path) -> list[Path]:
-    """The set folders of OUT: OUT itself, or each host's folder; ``ValueError`` when none."""
+    """The set folders of OUT: OUT itself, or each host's folder (a host name, not a symlink);
+    ``ValueError`` when none."""
     if (out / MANIFEST_NAME).is_file():
         return [out]
-    folders = sorted(path.parent for path in out.glob(f"*/{MANIFEST_NAME}") if not path.parent.is_symlink())
+    folders = sorted(
+        path.parent for path in out.glob(f"*/{MANIFEST_NAME}")
+        if not path.parent.is_symlink() and HOST_NAME.fullmatch(path.parent.name)
+    )  # fmt: skip
     if not folders:
         raise ValueError(f"{out}: no sitemap set written by sitemap-crawler here (no {MANIFEST_NAME})")
     return folders
+
+
+def _files(folder: Path) -> tuple[str, list[str]]:
+    """The index stem and the sitemap files the manifest of *folder* names: plain names of files
+    in *folder* only (a manifest is a file on disk: it never makes the tool read elsewhere)."""
+    path = folder / MANIFEST_NAME
+    try:
+        manifest = json.loads(read_regular_file(path, MAX_MANIFEST))
+    except (OSError, ValueError, RecursionError) as error:
+        raise ValueError(f"{path}: not a manifest of sitemap-crawler's ({error})") from None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict):
+        raise ValueError(f"{path}: not a manifest of sitemap-crawler's (no files)")  # noqa: TRY004 - for the user
+    names = [name for name in files if _own_file(name)]
+    return str(manifest.get("index") or "sitemap.xml").removesuffix(".xml"), names
+
+
+def _own_file(name: object) -> bool:
+    return (
+        isinstance(name, str)
+        and Path(name).name == name
+        and not name.startswith(".")
+        and name.endswith((".xml", ".xml.gz"))
+    )
 
 
 def _section(name: str, stem: str) -> str:
@@ -49,26 +84,29 @@ def _section(name: str, stem: str) -> str:
 
 
 def _entries(path: Path) -> Iterator[tuple[str, float | None]]:
-    """(loc, lastmod in seconds since the epoch or ``None``) of each ``<url>`` of a sitemap file."""
-    with path.open("rb") as raw:
-        handle = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
-        for _, element in etree.iterparse(
-            handle, tag=_NS + "url", resolve_entities=False, no_network=True, huge_tree=True
-        ):
-            loc, lastmod = element.findtext(_NS + "loc"), element.findtext(_NS + "lastmod")
-            if loc:
-                moment = w3c_instant(lastmod.strip()) if lastmod else None
-                yield loc.strip(), moment.timestamp() if moment else None
-            element.clear()
+    """(loc, lastmod in seconds since the epoch or ``None``) of each ``<url>`` of a sitemap file
+    (a regular file, never through a symlink); ``ValueError`` naming it when it cannot be read."""
+    try:
+        with open_regular(path) as raw:
+            handle = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw
+            raw.seek(0)
+            tag = _NS + "url"
+            for _, element in etree.iterparse(handle, tag=tag, resolve_entities=False, no_network=True, huge_tree=True):
+                loc, lastmod = element.findtext(_NS + "loc"), element.findtext(_NS + "lastmod")
+                if loc:
+                    moment = w3c_instant(lastmod.strip()) if lastmod else None
+                    yield loc.strip(), moment.timestamp() if moment else None
+                element.clear()
+    except (OSError, EOFError, zlib.error, etree.XMLSyntaxError) as error:
+        raise ValueError(f"{path}: not a readable sitemap ({error})") from None
 
 
 def read_published(out: Path, db: sqlite3.Connection) -> list[str]:
     """Every listed URL of OUT's sets into ``listed``; the sets' origins (``scheme://host[:port]/``)."""
     origins: list[str] = []
     for folder in set_folders(out):
-        manifest = json.loads((folder / MANIFEST_NAME).read_text("utf-8"))
-        stem = str(manifest.get("index", "sitemap.xml")).removesuffix(".xml")
-        for name in manifest.get("files", {}):
+        stem, names = _files(folder)
+        for name in names:
             entries = iter(_entries(folder / name))
             first = next(entries, None)
             if first is None:
@@ -89,7 +127,7 @@ def read_report(path: Path, db: sqlite3.Connection) -> int:
         for raw in lines:
             try:
                 line = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if not isinstance(line, dict) or not isinstance(line.get("url"), str) or line.get("outcome") == "warning":
                 continue
@@ -108,13 +146,15 @@ def url_of(target: str, host: str, origins: dict[str, str], default: str) -> str
     """The absolute, normal URL a log's request target names on this site, or ``None`` for a
     request to another host. *origins* maps each host name to its origin; *default* is the origin
     of a line that names no host."""
-    if target.startswith(("http://", "https://")):
-        host = urlsplit(target).hostname or ""
-        target = urlsplit(target)._replace(scheme="", netloc="").geturl() or "/"
+    if target.lower().startswith(("http://", "https://")):
+        parts = urlsplit(target)
+        host = (parts.hostname or "").rstrip(".")
+        target = parts._replace(scheme="", netloc="").geturl()
+        target = target if target.startswith("/") else "/" + target
     origin = origins.get(host.rsplit(":", 1)[0] if host.count(":") == 1 else host) if host else default
     if origin is None or not target.startswith("/"):
         return None
     try:
-        return normalize_url(origin.rstrip("/") + target)
+        return normalize_url(origin.rstrip("/") + target, params=_TRACKING)
     except ValueError:
         return None

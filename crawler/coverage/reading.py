@@ -7,6 +7,7 @@ Rotated sets are read in any order: what is counted does not depend on it.
 from __future__ import annotations
 
 import gzip
+import io
 import sys
 import zlib
 from collections.abc import Iterator
@@ -34,10 +35,9 @@ class LogCounts:
 
 def _opened(source: str, stack: ExitStack) -> BinaryIO:
     """*source* as bytes (gunzipped when its first bytes say gzip), closed with *stack*."""
-    if source == "-":
-        return sys.stdin.buffer
-    handle = stack.enter_context(Path(source).open("rb"))  # noqa: SIM115 - the stack closes it
-    if handle.peek(2)[:2] == _GZIP_MAGIC:
+    handle = sys.stdin.buffer if source == "-" else stack.enter_context(Path(source).open("rb"))  # noqa: SIM115
+    head = handle.peek(2)[:2] if isinstance(handle, io.BufferedReader) else b""  # a pipe's too: nothing consumed
+    if head == _GZIP_MAGIC:
         return stack.enter_context(gzip.GzipFile(fileobj=handle))  # type: ignore[return-value]
     return handle
 

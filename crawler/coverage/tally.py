@@ -50,6 +50,7 @@ class Tally:
     requests: int = 0
     elsewhere: int = 0  # verified fetches of another host's URLs (a shared log), or of no path
     spoofed: Counter[tuple[str, int]] = field(default_factory=Counter)  # (crawler, day) -> requests
+    unverifiable: Counter[str] = field(default_factory=Counter)  # crawlers the ranges file has none of
     _rows: list[tuple[str, str, int, int, float]] = field(default_factory=list)
 
     def add(self, request: LogRequest) -> None:
@@ -61,6 +62,9 @@ class Tally:
         if crawler is None:
             return
         day = int(when // DAY)
+        if crawler not in self.ranges.sources:  # no ranges to tell: neither a fetch nor a forgery
+            self.unverifiable[crawler] += 1
+            return
         if not self.ranges.vouches(crawler, request.address):
             self.spoofed[crawler, day] += 1
             return
