@@ -11,7 +11,9 @@ __all__ = ["CheckResult", "plural"]
 
 
 def plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'s' if count != 1 else ''}"
+    """``1 fetch``, ``2 fetches``, ``1,204 URLs``."""
+    ending = "es" if word.endswith(("ch", "sh", "s", "x")) else "s"
+    return f"{count:,} {word}{ending if count != 1 else ''}"
 
 
 @dataclass(slots=True)

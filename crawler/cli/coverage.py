@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from crawler.check.result import plural
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
@@ -183,10 +184,10 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
     window = document["window"]
     span = f", {window['from']} to {window['to']} ({window['days']} days)" if window else ", no request in the logs"
     lines = [
-        f"Coverage of {document['listed']:,} listed URLs ({out}){span}",
+        f"Coverage of {plural(document['listed'], 'listed URL')} ({out}){span}",
         (
-            f"Read {logs['lines']:,} log lines: {logs['requests']:,} requests, {logs['malformed']:,} malformed, "
-            f"{logs['not_utf8']:,} not UTF-8"
+            f"Read {plural(logs['lines'], 'log line')}: {plural(logs['requests'], 'request')}, "
+            f"{logs['malformed']:,} malformed, {logs['not_utf8']:,} not UTF-8"
         ),
     ]
     if logs["lines"] and not logs["requests"]:
@@ -206,12 +207,12 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         wasted = sum(entry["fetches"] for entry in figures["not_listed"].values())
         reasons = ", ".join(f"{reason} {entry['fetches']:,}" for reason, entry in figures["not_listed"].items())
         lines.append(
-            f"  {crawler}: {figures['fetches']:,} fetches; {figures['listed_fetched']:,} listed URLs fetched, "
-            f"{figures['listed_not_fetched']:,} never"
+            f"  {crawler}: {plural(figures['fetches'], 'fetch')}; {plural(figures['listed_fetched'], 'listed URL')} "
+            f"fetched, {figures['listed_not_fetched']:,} never"
         )
         if wasted:
             share = round(100 * wasted / figures["fetches"])
-            lines.append(f"    {wasted:,} fetches ({share}%) of URLs not listed: {reasons}")
+            lines.append(f"    {plural(wasted, 'fetch')} ({share}%) of URLs not listed: {reasons}")
         if change := figures.get("after_change"):
             lines.append(
                 f"    fetched {change['refetched']:,} listed URLs again after their lastmod (median "
