@@ -560,6 +560,9 @@ MUTANTS = [
     Mutant("coverage: nginx's main line is read as combined, not as common", "crawler/coverage/logformats.py",
            "_combined = nginx_format(COMBINED, more=True)", "_combined = nginx_format(COMBINED)",
            ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
+    Mutant("a stop Python cannot pass on still ends the command", "crawler/cli/__init__.py",
+           "    sys.unraisablehook = _unraisable\n", "\n",
+           ("tests/test_cli_errors.py::test_a_sigterm_met_where_python_ignores_exceptions_still_ends_the_command",)),
 ]  # fmt: skip
 
 

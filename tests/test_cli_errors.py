@@ -4,6 +4,8 @@ says so and exit 1, shown whole with -v; the machine's refusal (an OSError) is o
 from __future__ import annotations
 
 import errno
+import subprocess
+import sys
 from typing import Any, NoReturn
 
 import pytest
@@ -63,3 +65,35 @@ def test_json_logs_get_the_error_as_one_json_event(
     assert main(["validate", "sitemap.xml"]) == 1
     error = capsys.readouterr().err
     assert '"event": "internal-error"' in error and '"exit": 1' in error and error.count("\n") == 1
+
+
+SIGTERM_IN_A_CALLBACK = """
+import os, signal, sys, weakref
+import crawler.cli
+
+class Thing:
+    pass
+
+def command(args):
+    thing = Thing()
+    def gone(ref):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, where no exception can pass
+        for _ in range(10_000):
+            pass
+    kept = weakref.ref(thing, gone)
+    del thing
+    print("went on", flush=True)
+    return 0
+
+crawler.cli.COMMANDS["validate"] = ("__main__", "command")
+sys.exit(crawler.cli.main(["validate", "sitemap.xml"]))
+"""
+
+
+def test_a_sigterm_met_where_python_ignores_exceptions_still_ends_the_command() -> None:
+    """A worker stopped while importing met SIGTERM inside a weakref callback: the stop was
+    printed as a traceback, ignored, and the worker went on. It ends, 143, without a traceback."""
+    command = [sys.executable, "-c", SIGTERM_IN_A_CALLBACK]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 143, done.stderr
+    assert "went on" not in done.stdout and "Traceback" not in done.stderr

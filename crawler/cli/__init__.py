@@ -74,8 +74,23 @@ def masked(argv: list[str]) -> list[str]:
     return shown
 
 
+class Terminated(SystemExit):
+    """Asked to stop by a signal: ``SystemExit(128 + N)``, told apart from any other exit."""
+
+
 def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A stop raised where Python cannot pass it on (a weakref callback while importing, a
+    ``__del__``) would be printed as a traceback and ignored, and the process would go on:
+    it ends now, as the signal asked."""
+    if isinstance(unraisable.exc_value, Terminated):
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(int(unraisable.exc_value.code or 1))
+    sys.__unraisablehook__(unraisable)
 
 
 def _option(argv: list[str], name: str) -> str | None:
@@ -101,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     # As PID 1 in a container a signal without a handler is ignored: every command stops on
     # SIGTERM (crawls and serve install their own, finer handlers over this one).
     signal.signal(signal.SIGTERM, _terminated)
+    sys.unraisablehook = _unraisable
     parser = build_parser()
     args: Any = None
     try:
