@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crawler.modes import RunMode
 from crawler.sitemaps.site import MediaCounts
@@ -135,6 +135,8 @@ class CrawlResult:
     seed_sitemaps: list[str] = field(default_factory=list)
     #: A crawl of several hosts: each host's root (``scheme://host[:port]/``) and its counts.
     origins: dict[str, OriginCounts] = field(default_factory=dict)
+    #: Each query parameter of the URLs met: URLs, values, listed, why the others were left out.
+    parameters: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def published(self) -> bool:

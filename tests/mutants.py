@@ -50,6 +50,8 @@ AUDIT_CSV = "tests/test_audit_csv.py"
 HOSTS = "tests/test_hosts.py"
 SHARED_HOSTS = "tests/test_hosts_shared.py"
 INDEX_HOST = "tests/test_hosts_index.py"
+PARAMETERS = "tests/test_parameter_report.py"
+DNS = "tests/test_coverage_dns.py"
 MUTANTS = [
     Mutant("spider refuses disallowed links before the budget", "crawler/spiders/following.py",
            "is not None and not rules.allowed(", "is not None and False and not rules.allowed(",
@@ -489,7 +491,7 @@ MUTANTS = [
            '    "SITEMAP_PRODUCTION_URL": "list",', "",
            ("tests/test_hosts_shared.py::test_a_worker_follows_production_names_on_their_staging_hosts",)),
     Mutant("coverage: a crawler's agent from outside its published ranges is spoofed", "crawler/coverage/tally.py",
-           "        if not self.ranges.vouches(crawler, request.address):", "        if False:",
+           "        if ranged and self.ranges.vouches(crawler, address):", "        if ranged:",
            (f"{COVERAGE}::test_verified_fetches_are_counted_exactly_per_url_and_crawler",)),
     Mutant("coverage: only the window's days count", "crawler/coverage/figures.py",
            " WHERE day >= (SELECT since FROM window_start);", ";",
@@ -532,7 +534,7 @@ MUTANTS = [
            """        if "@" in value:  # the whole value first""", """        if False:  # the whole value first""",
            (f"{AUDIT_HOSTS}::test_a_wrong_host_map_is_one_line_before_any_request",)),
     Mutant("coverage: a suggested robots.txt line is proven to block no listed URL", "crawler/coverage/parameters.py",
-           "            if _blocks_listed(db, lines) == 0:", "            if True:",
+           "    blocking = _blocking(db, candidates)", "    blocking = set()",
            ("tests/test_coverage_units.py::test_a_suggested_line_never_blocks_a_listed_url",)),
     Mutant("coverage: the HTML report escapes what the logs say", "crawler/coverage/html.py",
            "Environment(autoescape=select_autoescape(default=True, default_for_string=True))",
@@ -552,7 +554,7 @@ MUTANTS = [
            "    return seconds",
            ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
     Mutant("coverage: a crawler the ranges file does not know is not verifiable, not spoofed",
-           "crawler/coverage/tally.py", "        if crawler not in self.ranges.sources:", "        if False:",
+           "crawler/coverage/tally.py", "        return False if ranged else None", "        return False",
            (f"{COVERAGE}::test_hosts_sections_ranges_and_stdin_are_each_what_they_say",)),
     Mutant("coverage: a line with no host is no host's when OUT holds several", "crawler/cli/coverage.py",
            'origins[0] if len(origins) == 1 else ""', 'origins[0] if origins else ""',
@@ -563,6 +565,29 @@ MUTANTS = [
     Mutant("a stop Python cannot pass on still ends the command", "crawler/cli/__init__.py",
            "    sys.unraisablehook = _unraisable\n", "\n",
            ("tests/test_cli_errors.py::test_a_sigterm_met_where_python_ignores_exceptions_still_ends_the_command",)),
+    Mutant("parameter report: a suggested line never blocks a listed path with & in it",
+           "crawler/coverage/parameters.py",
+           "WHERE url LIKE '%?%' OR url LIKE '%&%'", "WHERE url LIKE '%?%'",
+           (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
+    Mutant("parameter report: every crawl makes it from its report", "crawler/extensions/report.py",
+           "self.result.parameters = report_parameters(self.path)", "pass",
+           (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
+    Mutant("parameter report: the audit's summary has it", "crawler/cli/audit.py",
+           '        report.counts["parameters"] = result.parameters\n', "\n",
+           (f"{PARAMETERS}::test_an_audit_reports_the_parameters_in_its_summary",)),
+    Mutant("verify-dns: the name must be in the operator's domain, not merely contain it",
+           "crawler/coverage/dnscheck.py",
+           'any(name.endswith("." + domain) for domain in domains)', "any(domain in name for domain in domains)",
+           (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
+    Mutant("verify-dns: an address outside the ranges may still be the crawler's by DNS", "crawler/coverage/tally.py",
+           "if self.dns is not None and self.dns.knows(crawler)", "if self.dns is not None and not ranged",
+           (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
+    Mutant("verify-dns: each address is asked once", "crawler/coverage/dnscheck.py",
+           "        if key not in self._cache:", "        if True:",
+           (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
+    Mutant("verify-dns: DNS that does not answer is given up", "crawler/coverage/dnscheck.py",
+           "            if self._in_a_row >= self.give_up_after:", "            if False:",
+           (f"{DNS}::test_dns_that_does_not_answer_is_given_up_and_nothing_is_counted_by_it",)),
 ]  # fmt: skip
 
 

@@ -193,6 +193,7 @@ def _audit(
             not_found=_comparable(checked.not_found, config),
             existing=existing,
         )
+        report.counts["parameters"] = result.parameters
         compare_with(report, gate[1])
         write_report(report, folder, config.audit.hosts.to_production if config.audit.hosts else None)
         output.swap_in()  # OUT is now this audit's output, all of it (the record, still open, unlinked)

@@ -16,6 +16,7 @@ from crawler.audit.findings import Kind
 from crawler.audit.report import AuditReport
 from crawler.cli.exits import EXIT_FINDINGS
 from crawler.cli.usage import UsageError
+from crawler.coverage.parameters import parameter_lines
 from crawler.logs import json_event
 
 __all__ = ["FailOn", "compare_with", "parse_fail_on", "previous_audit", "print_summary"]
@@ -105,6 +106,7 @@ def print_summary(
     for entry in verdict["kinds"]:
         grouped = f" (+{entry['grouped']} under the staging blocker)" if entry["grouped"] else ""
         lines.append(f"  {entry['severity']:<8} {entry['kind']:<26} {entry['count']}{grouped}")
+    lines += parameter_lines(summary.get("parameters", []), shown=3)
     lines.append(f"Report: {out / 'report.html'} (and report.json, urls.csv, findings-*.csv)")
     for path in preview:
         lines.append(f"Production sitemap preview: {path}")

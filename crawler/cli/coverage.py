@@ -20,6 +20,7 @@ from crawler.check.result import plural
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
+from crawler.coverage.dnscheck import DnsCheck
 from crawler.coverage.figures import (
     NOT_MET,
     crawler_figures,
@@ -77,6 +78,12 @@ def add_coverage_command(commands: Any) -> None:
     coverage.add_argument(
         "--bot-ranges", metavar="FILE", help="crawler address ranges to use instead of the shipped ones"
     )
+    coverage.add_argument(
+        "--verify-dns",
+        action="store_true",
+        help="confirm by reverse and forward DNS the crawlers that publish no ranges, and addresses outside "
+        "the ranges (each address once; given up when DNS does not answer)",
+    )
     coverage.add_argument("--report", metavar="FILE", help="the crawl report (default: OUT.crawl-report.jsonl)")
     coverage.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     coverage.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
@@ -110,6 +117,7 @@ def run_coverage(args: argparse.Namespace) -> int:
             hosts = {origin.split("://", 1)[1].rstrip("/").rsplit(":", 1)[0]: origin for origin in origins}
             # A line that names no host is the set's host's; with several, no host's: it is not counted.
             tally = Tally(db, ranges, hosts, origins[0] if len(origins) == 1 else "")
+            tally.dns = DnsCheck() if args.verify_dns else None
             for request in read_logs(args.logs, parse, counts):
                 tally.add(request)
             tally.flush()
@@ -118,6 +126,7 @@ def run_coverage(args: argparse.Namespace) -> int:
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
             document["report"] = str(report) if met is not None else None
             document["ranges_collected"] = ranges.collected
+            document["dns"] = tally.dns.figures() if tally.dns is not None else None
             document["parameters"] = parameter_figures(db)
             delays = refetch_delays(db, tally.last or 0.0)
             for crawler, figures in document["crawlers"].items():
@@ -235,5 +244,12 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         lines.append(f"Spoofed (a crawler's user agent from outside its published ranges, not counted): {spoofed}")
     if document["unverifiable"]:
         named = ", ".join(f"{crawler} {count:,}" for crawler, count in document["unverifiable"].items())
-        lines.append(f"Not verifiable (the ranges file has no ranges of these crawlers, not counted): {named}")
+        how = "DNS could not tell" if document["dns"] else "no published ranges; --verify-dns asks DNS"
+        lines.append(f"Not verifiable ({how}; not counted): {named}")
+    if dns := document["dns"]:
+        gave_up = f"; no more lookups: {dns['gave_up']}" if dns["gave_up"] else ""
+        lines.append(
+            f"DNS: {dns['confirmed']:,} addresses confirmed, {dns['refused']:,} refused, "
+            f"{dns['unanswered']:,} unanswered{gave_up}"
+        )
     print("\n".join(lines), file=stream)

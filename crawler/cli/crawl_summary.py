@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from crawler.cli.published_check import check_fields
 from crawler.cli.publishing import remote_fields
 from crawler.cli.render_summary import render_counts, render_lines
+from crawler.coverage.parameters import parameter_lines
 from crawler.extensions.progress import progress_counts
 from crawler.logs import json_event
 from crawler.modes import RunMode
@@ -37,6 +38,7 @@ def summarize(result: CrawlResult, stats: dict[str, Any], config: SitemapConfig,
     ]
     lines.extend(f"  {reason.value:<14} {stats[dropped(reason)]}" for reason in Reason if stats.get(dropped(reason)))
     lines.extend(limit_lines(stats, config))
+    lines.extend(parameter_lines(result.parameters))
     lines.extend(render_lines(stats))
     export = result.export
     site_wide = export.media.site_wide
@@ -236,6 +238,8 @@ def summary_event(result: CrawlResult, stats: dict[str, Any], config: SitemapCon
     if rendering := render_counts(stats):
         counts["render"] = rendering
     fields: dict[str, Any] = {"event": "summary", "counts": counts, "exit": code, "run": result.run}
+    if result.parameters:
+        fields["parameters"] = result.parameters
     if published is None:
         message = f"no sitemap written: {crawl_failure(result, config)}"
     else:

@@ -33,6 +33,12 @@ AGENT_TOKENS: dict[str, tuple[str, ...]] = {
     "PerplexityBot": ("perplexitybot",),
     "Perplexity-User": ("perplexity-user",),
     "DuckDuckBot": ("duckduckbot",),
+    # Operators that publish no ranges: verifiable by DNS only (--verify-dns, coverage/dnscheck.py).
+    "YandexBot": ("yandexbot", "yandeximages", "yandexmobilebot"),
+    "Baiduspider": ("baiduspider",),
+    "Amazonbot": ("amazonbot",),
+    "PetalBot": ("petalbot",),
+    "SeznamBot": ("seznambot",),
 }
 _TOKENS = tuple((token, name) for name, tokens in AGENT_TOKENS.items() for token in tokens)
 

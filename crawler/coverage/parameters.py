@@ -6,19 +6,28 @@ why the others were left out (the crawl's reason, or ``not-met``), and how many 
 crawlers spent on them. A parameter none of whose URLs is listed gets suggested robots.txt
 lines, proven first against the listed set: a line that would block a listed URL is never
 suggested.
+
+A crawl gives the same report from its own crawl report (:func:`report_parameters`): the
+URLs it met, why it left each out, no fetches.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from crawler.coverage.figures import NOT_PUBLISHED
+from crawler.check.result import plural
+from crawler.coverage.figures import NOT_MET, NOT_PUBLISHED, open_window
+from crawler.coverage.published import SCHEMA
+from crawler.coverage.tally import FETCH_SCHEMA
 from crawler.robots_rules import parse_robots
 
-__all__ = ["parameter_figures", "suggested_lines"]
+__all__ = ["parameter_figures", "parameter_lines", "report_parameters", "suggested_lines"]
 
 _SCHEMA = """
 DROP TABLE IF EXISTS temp.param;
@@ -60,11 +69,15 @@ def suggested_lines(name: str) -> list[str]:
     return [f"Disallow: /*?{name}=", f"Disallow: /*&{name}="]
 
 
-def _blocks_listed(db: sqlite3.Connection, lines: list[str]) -> int:
-    """How many listed URLs *lines* would block (only a URL with a query can match them)."""
-    rules = parse_robots(("User-agent: *\n" + "\n".join(lines) + "\n").encode())
-    rows = db.execute("SELECT url FROM listed WHERE url LIKE '%?%'")
-    return sum(not rules.can_fetch(url, "*") for (url,) in rows)
+def _blocking(db: sqlite3.Connection, names: list[str]) -> set[str]:
+    """Those of *names* whose suggested lines would block a listed URL. Only a URL with ``?`` or
+    ``&`` can match them (``&`` may stand in a path): those are read once for every name."""
+    rules = {name: parse_robots(("User-agent: *\n" + "\n".join(suggested_lines(name)) + "\n").encode())
+             for name in names}  # fmt: skip
+    blocking: set[str] = set()
+    for (url,) in db.execute("SELECT url FROM listed WHERE url LIKE '%?%' OR url LIKE '%&%'"):
+        blocking.update(name for name, rule in rules.items() if name not in blocking and not rule.can_fetch(url, "*"))
+    return blocking
 
 
 def parameter_figures(db: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -82,9 +95,60 @@ def parameter_figures(db: sqlite3.Connection) -> list[dict[str, Any]]:
             "name": name, "urls": count, "values": values, "listed": listed, "excluded": reasons.get(name, {}),
             "fetches": fetches, "suggested": [],
         }  # fmt: skip
-        if not listed and name.isprintable() and not any(c in name for c in "*$#\r\n"):
-            lines = suggested_lines(name)
-            if _blocks_listed(db, lines) == 0:
-                entry["suggested"] = lines
         figures.append(entry)
+    candidates = [
+        entry["name"] for entry in figures
+        if not entry["listed"] and entry["name"].isprintable() and not any(c in entry["name"] for c in "*$#\r\n")
+    ]  # fmt: skip
+    blocking = _blocking(db, candidates)
+    for entry in figures:
+        if entry["name"] in candidates and entry["name"] not in blocking:
+            entry["suggested"] = suggested_lines(entry["name"])
     return figures
+
+
+def report_parameters(report: Path) -> list[dict[str, Any]]:
+    """The parameter report of a crawl, from its crawl report: the URLs with a query it met,
+    listed or why not; streamed into a scratch table beside the report (a million lines
+    read, never held)."""
+    with tempfile.TemporaryDirectory(prefix=".parameters-", dir=report.parent) as scratch:
+        db = sqlite3.connect(Path(scratch) / "parameters.sqlite3")
+        try:
+            db.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;" + SCHEMA + FETCH_SCHEMA)
+            with report.open("rb") as lines:
+                for raw in lines:
+                    if b"?" in raw or b"&" in raw:  # no other line can carry a parameter or be blocked
+                        _add_line(db, raw)
+            open_window(db, 0, NOT_MET)
+            return parameter_figures(db)
+        finally:
+            db.close()
+
+
+def _add_line(db: sqlite3.Connection, raw: bytes) -> None:
+    try:
+        line = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(line, dict) or not isinstance(url := line.get("url"), str) or line.get("outcome") == "warning":
+        return
+    if line.get("outcome") == "listed":
+        db.execute("INSERT OR IGNORE INTO listed VALUES (?, '', NULL)", (url,))
+    db.execute("INSERT OR REPLACE INTO met VALUES (?, ?, NULL)", (url, line.get("reason")))
+
+
+def parameter_lines(figures: list[dict[str, Any]], shown: int = 5) -> list[str]:
+    """The summary's lines: the parameters that multiplied URLs the set leaves out, most first."""
+    multiplying = sorted((e for e in figures if e["urls"] > e["listed"]), key=lambda e: e["listed"] - e["urls"])
+    if not multiplying:
+        return []
+    lines = ["Query parameters that multiplied URLs left out of the set (most first):"]
+    for entry in multiplying[:shown]:
+        why = ", ".join(f"{reason} {count:,}" for reason, count in entry["excluded"].items())
+        suggested = " and ".join(entry["suggested"]) or "no line: it would block a listed URL"
+        lines.append(
+            f"  {entry['name']}: {plural(entry['urls'], 'URL')} ({plural(entry['values'], 'value')}),"
+            f" {entry['listed']:,} listed;"
+            f" left out: {why}; robots.txt: {suggested}"
+        )
+    return lines

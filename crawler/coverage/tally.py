@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from crawler.coverage.crawlers import CrawlerRanges, crawler_of
+from crawler.coverage.dnscheck import DnsCheck
 from crawler.coverage.logformats import LogRequest
 from crawler.coverage.published import url_of
 
@@ -51,6 +52,7 @@ class Tally:
     elsewhere: int = 0  # verified fetches of another host's URLs (a shared log), or of no path
     spoofed: Counter[tuple[str, int]] = field(default_factory=Counter)  # (crawler, day) -> requests
     unverifiable: Counter[str] = field(default_factory=Counter)  # crawlers the ranges file has none of
+    dns: DnsCheck | None = None  # --verify-dns
     _rows: list[tuple[str, str, int, int, float]] = field(default_factory=list)
 
     def add(self, request: LogRequest) -> None:
@@ -62,10 +64,11 @@ class Tally:
         if crawler is None:
             return
         day = int(when // DAY)
-        if crawler not in self.ranges.sources:  # no ranges to tell: neither a fetch nor a forgery
+        verdict = self._verdict(crawler, request.address)
+        if verdict is None:  # nothing to tell by: neither a fetch nor a forgery
             self.unverifiable[crawler] += 1
             return
-        if not self.ranges.vouches(crawler, request.address):
+        if not verdict:
             self.spoofed[crawler, day] += 1
             return
         url = url_of(request.target, request.host, self.origins, self.default_origin)
@@ -75,6 +78,17 @@ class Tally:
         self._rows.append((url, crawler, day, request.status, when))
         if len(self._rows) >= _BATCH:
             self.flush()
+
+    def _verdict(self, crawler: str, address: str) -> bool | None:
+        """The published ranges first; DNS (``--verify-dns``) for an address they do not hold,
+        or for an operator that publishes none. ``None`` when neither can tell."""
+        ranged = crawler in self.ranges.sources
+        if ranged and self.ranges.vouches(crawler, address):
+            return True
+        by_dns = self.dns.vouches(crawler, address) if self.dns is not None and self.dns.knows(crawler) else None
+        if by_dns is not None:
+            return by_dns
+        return False if ranged else None
 
     def flush(self) -> None:
         self.db.executemany(_UPSERT, self._rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections import Counter
 from contextlib import suppress
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import IO, TYPE_CHECKING
 
 from scrapy import signals
 
+from crawler.coverage.parameters import report_parameters
 from crawler.items import PageFacts
 from crawler.reasons import Outcome, Reason, outcome_of
 from crawler.results import OriginCounts, StartOutcome
@@ -176,3 +178,7 @@ class CrawlReport:
         if self.sister_origins:
             self.result.sister_origin = self.sister_origins.most_common(1)[0]
         self.result.report_path = self.path
+        try:
+            self.result.parameters = report_parameters(self.path)
+        except (OSError, sqlite3.Error) as error:  # a full disk: the sitemaps are not at stake
+            self.result.side_errors.append(f"parameter report not made: {error}")
