@@ -491,7 +491,7 @@ MUTANTS = [
            '    "SITEMAP_PRODUCTION_URL": "list",', "",
            ("tests/test_hosts_shared.py::test_a_worker_follows_production_names_on_their_staging_hosts",)),
     Mutant("coverage: a crawler's agent from outside its published ranges is spoofed", "crawler/coverage/tally.py",
-           "        if ranged and self.ranges.vouches(crawler, address):", "        if ranged:",
+           "        if ranged and self._in_ranges(crawler, address):", "        if ranged:",
            (f"{COVERAGE}::test_verified_fetches_are_counted_exactly_per_url_and_crawler",)),
     Mutant("coverage: only the window's days count", "crawler/coverage/figures.py",
            " WHERE day >= (SELECT since FROM window_start);", ";",

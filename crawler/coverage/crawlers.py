@@ -14,6 +14,7 @@ import json
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -43,6 +44,7 @@ AGENT_TOKENS: dict[str, tuple[str, ...]] = {
 _TOKENS = tuple((token, name) for name, tokens in AGENT_TOKENS.items() for token in tokens)
 
 
+@lru_cache(maxsize=65_536)  # a log has few agents, each on many lines
 def crawler_of(agent: str) -> str | None:
     """The crawler *agent* claims to be, or ``None`` for any other client."""
     lowered = agent.lower()

@@ -23,6 +23,7 @@ __all__ = ["LogCounts", "read_logs"]
 #: A longer line is not a request line (nginx caps a request line at a few kilobytes).
 MAX_LINE = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+_BLOCK = 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -54,23 +55,45 @@ def read_logs(sources: list[str], parse: Parser, counts: LogCounts) -> Iterator[
 
 
 def _lines(handle: BinaryIO, parse: Parser, counts: LogCounts) -> Iterator[LogRequest]:
-    while raw := handle.readline(MAX_LINE + 1):
-        counts.lines += 1
-        if len(raw) > MAX_LINE:  # read no further into memory: the rest of the line is skipped
-            while raw and not raw.endswith(b"\n"):
-                raw = handle.readline(MAX_LINE + 1)
+    for raw in _raw_lines(handle, counts):
+        if len(raw) > MAX_LINE:
+            counts.lines += 1
             counts.malformed += 1
             continue
         try:
-            line = raw.decode("utf-8").rstrip("\r\n")
+            line = raw.decode("utf-8").rstrip("\r")
         except UnicodeDecodeError:
+            counts.lines += 1
             counts.not_utf8 += 1
             continue
         if not line.strip():
-            counts.lines -= 1  # a blank line is no line of the log
-            continue
+            continue  # a blank line is no line of the log
+        counts.lines += 1
         request = parse(line)
         if request is None:
             counts.malformed += 1
         else:
             yield request
+
+
+def _raw_lines(handle: BinaryIO, counts: LogCounts) -> Iterator[bytes]:
+    """Each line of *handle* without its newline, read in blocks (a call per line costs more
+    than its parse); a line over :data:`MAX_LINE` is counted malformed and never held whole."""
+    rest = b""
+    skipping = False  # inside a line over MAX_LINE: dropped up to its newline
+    while block := handle.read(_BLOCK):
+        lines = (rest + block).split(b"\n")
+        rest = lines.pop()
+        if skipping:
+            if not lines:
+                rest = b""
+                continue
+            lines.pop(0)
+            skipping = False
+        yield from lines
+        if len(rest) > MAX_LINE:
+            counts.lines += 1
+            counts.malformed += 1
+            rest, skipping = b"", True
+    if rest and not skipping:
+        yield rest

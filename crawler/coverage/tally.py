@@ -38,6 +38,7 @@ INSERT INTO refetch SELECT url, ?2, ?3 FROM listed WHERE url = ?1 AND lastmod <=
 ON CONFLICT (url, crawler) DO UPDATE SET first = min(first, excluded.first)
 """
 _BATCH = 10_000
+_KEPT_ADDRESSES = 100_000
 
 
 @dataclass(slots=True)
@@ -54,6 +55,7 @@ class Tally:
     unverifiable: Counter[str] = field(default_factory=Counter)  # crawlers the ranges file has none of
     dns: DnsCheck | None = None  # --verify-dns
     _rows: list[tuple[str, str, int, int, float]] = field(default_factory=list)
+    _vouched: dict[tuple[str, str], bool] = field(default_factory=dict)
 
     def add(self, request: LogRequest) -> None:
         when = request.time
@@ -83,12 +85,22 @@ class Tally:
         """The published ranges first; DNS (``--verify-dns``) for an address they do not hold,
         or for an operator that publishes none. ``None`` when neither can tell."""
         ranged = crawler in self.ranges.sources
-        if ranged and self.ranges.vouches(crawler, address):
+        if ranged and self._in_ranges(crawler, address):
             return True
         by_dns = self.dns.vouches(crawler, address) if self.dns is not None and self.dns.knows(crawler) else None
         if by_dns is not None:
             return by_dns
         return False if ranged else None
+
+    def _in_ranges(self, crawler: str, address: str) -> bool:
+        """The ranges' answer, kept per address (parsing an address costs more than a line's parse)."""
+        key = (crawler, address)
+        known = self._vouched.get(key)
+        if known is None:
+            if len(self._vouched) >= _KEPT_ADDRESSES:  # a flood of forged addresses: start again
+                self._vouched.clear()
+            known = self._vouched[key] = self.ranges.vouches(crawler, address)
+        return known
 
     def flush(self) -> None:
         self.db.executemany(_UPSERT, self._rows)
