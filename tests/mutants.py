@@ -549,7 +549,7 @@ MUTANTS = [
     Mutant("coverage: a manifest never names a file outside its folder", "crawler/coverage/published.py",
            "        and Path(name).name == name\n", "\n",
            (f"{COVERAGE}::test_a_set_that_names_files_outside_its_folder_is_never_read_there",)),
-    Mutant("coverage: a time no log line carries is a broken line", "crawler/coverage/logformats.py",
+    Mutant("coverage: a time no log line carries is a broken line", "crawler/coverage/logtimes.py",
            "    return seconds if math.isfinite(seconds) and _EARLIEST <= seconds <= _LATEST else None",
            "    return seconds",
            ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
@@ -588,6 +588,15 @@ MUTANTS = [
     Mutant("verify-dns: DNS that does not answer is given up", "crawler/coverage/dnscheck.py",
            "            if self._in_a_row >= self.give_up_after:", "            if False:",
            (f"{DNS}::test_dns_that_does_not_answer_is_given_up_and_nothing_is_counted_by_it",)),
+    Mutant("coverage: a log file given twice is read once", "crawler/cli/coverage.py",
+           "        if key is not None and key in seen:", "        if False:",
+           (f"{COVERAGE}::test_a_log_given_twice_is_read_once_and_a_log_without_agents_says_so",)),
+    Mutant("coverage: Apache's vhost_combined lines are read", "crawler/coverage/logformats.py",
+           "    return _combined(line) or _common(line) or _vhost(line)", "    return _combined(line) or _common(line)",
+           ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
+    Mutant("coverage: a logged target's escapes become its %NN", "crawler/coverage/logformats.py",
+           '    if "\\\\" in target:', "    if False:",
+           ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
 ]  # fmt: skip
 
 

@@ -379,3 +379,22 @@ def test_hosts_sections_ranges_and_stdin_are_each_what_they_say(tmp_path: Path) 
         "blog": {"listed": 2, "fetched": 0}, "pages": {"listed": 1, "fetched": 1},
     }  # fmt: skip
     assert (document["spoofed"], document["unverifiable"]) == ({}, {"GPTBot": 1})
+
+
+def test_a_log_given_twice_is_read_once_and_a_log_without_agents_says_so(tmp_path: Path) -> None:
+    out = hand_set(tmp_path / "out", {"": [f"{SITE}/a"]})
+    log = tmp_path / "access.log"
+    log.write_text(log_line("/a") + "\n")
+    (tmp_path / "access.log.1").hardlink_to(log)  # a rotated name of the same file
+    twice = run_cli("coverage", str(out), "--logs", str(log), "--logs", str(tmp_path / "access.log.1"), "--json")
+    assert twice.returncode == 0, twice.stderr
+    document = json.loads(twice.stdout)
+    assert document["crawlers"]["Googlebot"]["fetches"] == 1 and document["logs"]["lines"] == 1
+    assert document["logs"]["given_twice"] == [str(tmp_path / "access.log.1")]
+    assert f"Given twice, read once: {tmp_path / 'access.log.1'}" in twice.stderr
+    common = tmp_path / "common.log"
+    common.write_text('66.249.64.1 - - [04/Dec/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 1\n')
+    blind = run_cli("coverage", str(out), "--logs", str(common), "--json")
+    assert json.loads(blind.stdout)["logs"]["no_agent"] == 1
+    assert "names its user agent (the common format?)" in blind.stderr
+    assert "names its user agent" not in twice.stderr

@@ -86,6 +86,21 @@ DEC_4 = 1_796_378_400.0  # 2026-12-04T10:00:00Z
         ('{"time": "2026-12-04T10:00:00Z", "remote_addr": "1", "request": "GET /", "status": "'
          + "\u00b2" * 3 + '"}', None),
         ('{"a":' + "[" * 60_000, None),
+        # Apache's vhost_combined (Debian's default): the host and port first
+        (
+            "www.Example.com:443 66.249.66.1 - - [04/Dec/2026:10:00:00 +0000] "
+            + f'"GET /v HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
+            LogRequest("66.249.66.1", DEC_4, "/v", 200, GOOGLEBOT, "www.example.com"),
+        ),
+        # nginx's \xNN for a byte it does not log as is, Apache's \" and \\: the target as a URL spells it
+        (
+            '66.249.66.1 - - [04/Dec/2026:10:00:00 +0000] "GET /caf\\xC3\\xA9?q=\\x22a\\x22 HTTP/1.1" 200 5 "-" "x"',
+            LogRequest("66.249.66.1", DEC_4, "/caf%C3%A9?q=%22a%22", 200, "x"),
+        ),
+        (
+            '1.2.3.4 - - [04/Dec/2026:10:00:00 +0000] "GET /q\\"x\\\\y HTTP/1.1" 200 5 "-" "x"',
+            LogRequest("1.2.3.4", DEC_4, "/q%22x%5Cy", 200, "x"),
+        ),
     ],
 )  # fmt: skip
 def test_each_format_reads_the_same_request(line: str, expected: LogRequest | None) -> None:
@@ -102,6 +117,12 @@ def test_an_nginx_log_format_line_is_read_by_its_variables() -> None:
     forwarded = nginx_format('"$http_x_forwarded_for" - [$time_local] "$request" $status')
     line = '"66.249.64.1, 203.0.113.9" - [04/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200'
     assert forwarded(line) == LogRequest("203.0.113.9", DEC_4, "/", 200, "")
+    # Variables with nothing between them, as `$scheme://$host$request_uri` writes a whole URL
+    whole = line_parser('$remote_addr [$time_local] "$scheme://$host$request_uri" $status "$http_user_agent"')
+    line = '66.249.66.1 [04/Dec/2026:10:00:00 +0000] "https://Blog.example.com/p?a=1" 200 "Googlebot"'
+    assert whole(line) == LogRequest("66.249.66.1", DEC_4, "/p?a=1", 200, "Googlebot", "blog.example.com")
+    with pytest.raises(ValueError, match=r"\$remote_user right before another variable"):
+        line_parser('$remote_user$remote_addr [$time_local] "$request" $status')
     # A pattern never lazy between literals: a line that does not match fails at once.
     piped = line_parser("$remote_addr|$time_iso8601|$host|$request|$status|$http_user_agent|$request_time;")
     began = time.monotonic()

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sqlite3
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -70,7 +71,7 @@ def add_coverage_command(commands: Any) -> None:
     coverage.add_argument(
         "--log-format",
         metavar="FORMAT",
-        help="combined, common, json, or an nginx log_format line (default: each line's own, told apart)",
+        help="combined, common, vhost_combined, json, or an nginx log_format line (default: each line's own)",
     )
     coverage.add_argument(
         "--days", type=option_type("coverage --days"), default=30, metavar="N", help="days ending at the last line (30)"
@@ -101,6 +102,7 @@ def run_coverage(args: argparse.Namespace) -> int:
     for source in args.logs:  # a file, or a pipe (--logs <(zcat ...)); never a folder
         if source != "-" and (not Path(source).exists() or Path(source).is_dir()):
             raise UsageError(f"--logs {source}: no such file")
+    sources, twice = _once(args.logs)
     report = Path(args.report) if args.report else beside(out, "crawl-report.jsonl")
     if args.report and not report.is_file():
         raise UsageError(f"--report {report}: no such file (the crawl's OUT.crawl-report.jsonl)")
@@ -118,12 +120,13 @@ def run_coverage(args: argparse.Namespace) -> int:
             # A line that names no host is the set's host's; with several, no host's: it is not counted.
             tally = Tally(db, ranges, hosts, origins[0] if len(origins) == 1 else "")
             tally.dns = DnsCheck() if args.verify_dns else None
-            for request in read_logs(args.logs, parse, counts):
+            for request in read_logs(sources, parse, counts):
                 tally.add(request)
             tally.flush()
             since = _since(tally, args.days)
             open_window(db, since, NOT_MET if met is not None else NO_REPORT)
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
+            document["logs"]["given_twice"] = twice
             document["report"] = str(report) if met is not None else None
             document["ranges_collected"] = ranges.collected
             document["dns"] = tally.dns.figures() if tally.dns is not None else None
@@ -141,6 +144,24 @@ def run_coverage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _once(sources: list[str]) -> tuple[list[str], list[str]]:
+    """*sources* with each file once (the same file under two names, a hard link, a rotated log
+    given twice would count its requests twice), and those left out."""
+    kept, twice, seen = [], [], set()
+    for source in sources:
+        try:
+            status = Path(source).stat() if source != "-" else None
+        except OSError:
+            status = None  # the reading says what is wrong with it
+        key = (status.st_dev, status.st_ino) if status is not None and stat.S_ISREG(status.st_mode) else None
+        if key is not None and key in seen:
+            twice.append(source)
+            continue
+        seen.add(key)
+        kept.append(source)
+    return kept, twice
+
+
 def _since(tally: Tally, days: int) -> int:
     last_day = int(tally.last // DAY) if tally.last is not None else 0
     return last_day - days + 1
@@ -156,7 +177,8 @@ def _document(db: sqlite3.Connection, tally: Tally, counts: LogCounts, since: in
         "window": {"days": days, "from": day_name(since), "to": day_name(since + days - 1)} if tally.last else None,
         "logs": {
             "lines": counts.lines, "requests": tally.requests, "malformed": counts.malformed,
-            "not_utf8": counts.not_utf8, "other_hosts": tally.elsewhere, "broken_files": counts.broken_files or [],
+            "not_utf8": counts.not_utf8, "no_agent": tally.no_agent,
+            "other_hosts": tally.elsewhere, "broken_files": counts.broken_files or [],
         },
         "listed": listed,
         "spoofed": spoofed,
@@ -210,6 +232,13 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         )
     if logs["broken_files"]:
         lines.append(f"Cut short (read as far as they go): {', '.join(logs['broken_files'])}")
+    if logs["given_twice"]:
+        lines.append(f"Given twice, read once: {', '.join(logs['given_twice'])}")
+    if logs["requests"] and logs["no_agent"] == logs["requests"]:
+        lines.append(
+            "No request of the logs names its user agent (the common format?): no crawler can be told apart; "
+            "log the combined format"
+        )
     if document["report"] is None:
         lines.append(f"No crawl report ({NO_REPORT}): why a fetched URL is not listed is not known (--report FILE)")
     for crawler, figures in document["crawlers"].items():

@@ -9,13 +9,12 @@ line is counted, not fatal.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from functools import lru_cache
 from urllib.parse import urlsplit
+
+from crawler.coverage.logtimes import bounded, iso_time, json_time, time_local
 
 __all__ = ["COMBINED", "COMMON", "LogRequest", "Parser", "line_parser", "nginx_format"]
 
@@ -23,6 +22,8 @@ __all__ = ["COMBINED", "COMMON", "LogRequest", "Parser", "line_parser", "nginx_f
 COMBINED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"'
 )
+#: Apache's ``vhost_combined``: the virtual host and port, then the combined line.
+VHOST_COMBINED = "$host:$server_port " + COMBINED
 #: The Common Log Format: no referrer, no user agent.
 COMMON = '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent'
 
@@ -45,6 +46,12 @@ Parser = Callable[[str], "LogRequest | None"]
 _VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: Variables whose value holds a space, read by their shape wherever they stand.
 _SHAPES = {"time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}"}
+#: Variables that may stand right before another (``$scheme://$host$request_uri``), by their shape.
+_HOST = r"[^\s/\"?#]*"
+_BEFORE_A_VARIABLE = {
+    "scheme": r"[A-Za-z][A-Za-z0-9+.-]*", "host": _HOST, "http_host": _HOST, "server_name": _HOST,
+    "server_port": r"\d*", "uri": r"[^\s?\"]*",
+}  # fmt: skip
 #: The fields a line must give (one of each tuple's variables).
 _NEEDED = {
     "address": ("remote_addr", "http_x_forwarded_for", "realip_remote_addr"),
@@ -89,6 +96,10 @@ def _body(name: str, following: str) -> str:
     ``.*?`` between literals (a line that does not match would backtrack for minutes)."""
     if name in _SHAPES:
         return _SHAPES[name]
+    if following == "$":  # another variable right after it: only a value of a known shape ends there
+        if name not in _BEFORE_A_VARIABLE:
+            raise ValueError(f"the log format has ${name} right before another variable: where it ends is not known")
+        return _BEFORE_A_VARIABLE[name]
     if following == '"':  # inside quotes: anything but a quote (nginx writes one as \x22, Apache as \")
         return r'[^"\\]*(?:\\.[^"\\]*)*'
     if following in ("", " "):  # the line's end (a format may be followed by more fields), or a space
@@ -111,9 +122,21 @@ def _request(fields: Mapping[str, str]) -> LogRequest | None:
         target = fields.get("request_uri") or _with_args(fields.get("uri", ""), fields.get("args", ""))
     if not address or when is None or not _is_status(status) or not target:
         return None
+    if "\\" in target:
+        target = _unescaped(target)
     agent = fields.get("http_user_agent", "")
     host = _host(fields.get("host")) or _host(fields.get("http_host")) or _host(fields.get("server_name"))
     return LogRequest(address, when, target, int(status), "" if agent == "-" else agent, host, method)
+
+
+_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\([\"\\])")
+
+
+def _unescaped(target: str) -> str:
+    r"""A target as the client sent it: nginx writes a byte it will not log as is as ``\xNN``,
+    Apache too, and a quote or backslash as ``\"``, ``\\``; each becomes its ``%NN``, as a URL
+    spells it."""
+    return _ESCAPE.sub(lambda m: f"%{(m.group(1) or f'{ord(m.group(2)):02X}').upper()}", target)
 
 
 def _is_status(text: str) -> bool:
@@ -151,62 +174,14 @@ def _with_args(uri: str, args: str) -> str:
 def _time(fields: Mapping[str, str]) -> float | None:
     try:
         if text := fields.get("time_local"):
-            return _bounded(time_local(text))
+            return bounded(time_local(text))
         if text := fields.get("time_iso8601"):
-            return _iso_time(text)
+            return iso_time(text)
         if text := fields.get("msec"):
-            return _json_time(float(text))
+            return json_time(float(text))
     except ValueError:
         return None
     return None
-
-
-@lru_cache(maxsize=4096)
-def _day(text: str) -> float:
-    """Seconds since the epoch of midnight UTC of ``04/Dec/2026``; ``ValueError`` if no such day."""
-    return datetime.strptime(text, "%d/%b/%Y").replace(tzinfo=UTC).timestamp()
-
-
-def time_local(text: str) -> float:
-    """nginx's ``$time_local`` (``04/Dec/2026:10:00:00 +0100``) in seconds since the epoch: each
-    minute read once (a log has a line every few seconds), its seconds added by hand."""
-    seconds = text[18:20]
-    if len(text) != 26 or text[17] != ":" or not (seconds.isascii() and seconds.isdecimal()) or seconds > "60":
-        raise ValueError(f"not a $time_local: {text!r}")
-    return _minute(text[:17] + text[20:]) + int(seconds)
-
-
-@lru_cache(maxsize=4096)
-def _minute(text: str) -> float:
-    """``04/Dec/2026:10:00 +0100`` (a ``$time_local`` without its seconds), in seconds since the epoch."""
-    digits = text[12:14] + text[15:17] + text[19:23]
-    if (
-        text[11] != ":"
-        or text[14] != ":"
-        or text[17] != " "
-        or text[18] not in "+-"
-        or not digits.isascii()
-        or not digits.isdecimal()
-    ):
-        raise ValueError(f"not a $time_local: {text!r}")
-    hours, minutes = int(text[12:14]), int(text[15:17])
-    if hours > 23 or minutes > 59:
-        raise ValueError(f"not a $time_local: {text!r}")
-    offset = (int(text[19:21]) * 60 + int(text[21:23])) * 60 * (1 if text[18] == "+" else -1)
-    return _day(text[:11]) + hours * 3600 + minutes * 60 - offset
-
-
-def _iso_time(text: str) -> float | None:
-    try:
-        moment = datetime.fromisoformat(text)
-        return _bounded((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
-    except (ValueError, OverflowError):
-        return None
-
-
-def _bounded(seconds: float) -> float | None:
-    """*seconds* when a log line may carry it (:data:`_EARLIEST` to :data:`_LATEST`), else ``None``."""
-    return seconds if math.isfinite(seconds) and _EARLIEST <= seconds <= _LATEST else None
 
 
 # --- JSON lines -------------------------------------------------------------------------------------
@@ -267,7 +242,7 @@ def json_line(line: str) -> LogRequest | None:
     if isinstance(target, str) and " " in target and target.split(" ", 1)[0].isupper():  # a whole request line
         method, _, rest = target.partition(" ")
         target = rest.rsplit(" ", 1)[0] if " " in rest else rest
-    moment = _json_time(when)
+    moment = json_time(when)
     code = int(str(status)) if _is_status(str(status)) else 0
     if not isinstance(address, str) or moment is None or not isinstance(target, str) or not code:
         return None
@@ -282,49 +257,25 @@ def json_line(line: str) -> LogRequest | None:
     return LogRequest(address, moment, target, code, agent if isinstance(agent, str) else "", host, method)
 
 
-#: The times a log line may carry: from 1990 to 2200 (seconds since the epoch); any other value
-#: is a broken line, never a window moved to another century.
-_EARLIEST, _LATEST = 631_152_000.0, 7_258_118_400.0
-
-
-def _json_time(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        seconds = float(value) if not isinstance(value, int) or value.bit_length() < 1000 else math.inf
-        for _ in range(4):  # seconds, or milli-, micro- or nanoseconds since the epoch
-            if seconds <= 1e11:
-                break
-            seconds /= 1000
-        return _bounded(seconds)
-    if not isinstance(value, str) or len(value) > 40:
-        return None
-    try:
-        return _bounded(time_local(value))
-    except ValueError:
-        pass
-    try:
-        return _json_time(float(value))
-    except ValueError:
-        return _iso_time(value)
-
-
 # --- choosing a parser --------------------------------------------------------------------------------
 
 _combined = nginx_format(COMBINED, more=True)
 _common = nginx_format(COMMON)
+#: Apache's ``vhost_combined`` (``%v:%p`` before the combined line), as Debian's Apache logs by default.
+_vhost = nginx_format(VHOST_COMBINED, more=True)
 
 
 def line_parser(log_format: str | None = None) -> Parser:
-    """The parser of *log_format*: ``combined``, ``common``, ``json``, an nginx ``log_format``
+    """The parser of *log_format*: ``combined``, ``common``, ``vhost_combined``, ``json``, an nginx ``log_format``
     line, or ``None`` to tell each line's format by itself (JSON, else combined, else common)."""
     if log_format is None:
         return _any_line
-    named = {"combined": _combined, "common": _common, "json": json_line}.get(log_format.strip().lower())
-    return named or nginx_format(log_format)
+    named = {"combined": _combined, "common": _common, "vhost_combined": _vhost, "json": json_line}
+    parser = named.get(log_format.strip().lower())
+    return parser or nginx_format(log_format)
 
 
 def _any_line(line: str) -> LogRequest | None:
     if line.startswith("{"):
         return json_line(line)
-    return _combined(line) or _common(line)
+    return _combined(line) or _common(line) or _vhost(line)

@@ -50,6 +50,7 @@ class Tally:
     last: float | None = None  # the time of the latest request of the logs
     first: float | None = None
     requests: int = 0
+    no_agent: int = 0  # requests whose line names no user agent (the common format)
     elsewhere: int = 0  # verified fetches of another host's URLs (a shared log), or of no path
     spoofed: Counter[tuple[str, int]] = field(default_factory=Counter)  # (crawler, day) -> requests
     unverifiable: Counter[str] = field(default_factory=Counter)  # crawlers the ranges file has none of
@@ -62,6 +63,9 @@ class Tally:
         self.requests += 1
         self.last = when if self.last is None or when > self.last else self.last
         self.first = when if self.first is None or when < self.first else self.first
+        if not request.agent:
+            self.no_agent += 1
+            return
         crawler = crawler_of(request.agent)
         if crawler is None:
             return
