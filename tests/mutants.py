@@ -597,6 +597,9 @@ MUTANTS = [
     Mutant("coverage: a logged target's escapes become its %NN", "crawler/coverage/logformats.py",
            '    if "\\\\" in target:', "    if False:",
            ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
+    Mutant("audit: only the start host is probed for its 404 page", "crawler/cli/audit.py",
+           "            probe=root == start,", "            probe=True,",
+           (f"{AUDIT_HOSTS}::test_credentials_go_to_the_mapped_staging_hosts_only",)),
 ]  # fmt: skip
 
 

@@ -168,6 +168,8 @@ def test_each_hosts_own_sitemap_is_compared_on_its_own_host(staged: Audit) -> No
 def test_credentials_go_to_the_mapped_staging_hosts_only(staged: Audit) -> None:
     hits = staged.site.hits
     assert {hit.host for hit in hits} == {WWW, BLOG}  # the unmapped shop gets no request
+    # The 404 fingerprint is the start host's: no other mapped host is probed for it.
+    assert {hit.host for hit in hits if hit.path.startswith("/sitemap-crawler-probe-")} == {WWW}
     assert all(hit.authorization == AUTH for hit in hits)
     # A cookie file's host-only cookie goes to its own host alone.
     assert {hit.cookie for hit in hits if hit.host == WWW} == {"wsid=www-c00kie"}

@@ -180,7 +180,11 @@ def test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long(tmp_path:
 def test_a_logged_target_is_the_url_of_its_own_host() -> None:
     origins = {"www.example.com": "https://www.example.com/", "blog.example.com": "https://blog.example.com/"}
     assert url_of("/a/../b?x=%7e", "", origins, "https://www.example.com/") == "https://www.example.com/b?x=~"
-    assert url_of("/p", "blog.example.com:443", origins, "https://www.example.com/") == "https://blog.example.com/p"
+    assert url_of("/p", "blog.example.com", origins, "https://www.example.com/") == "https://blog.example.com/p"
+    with_port = line_parser('$remote_addr $http_host [$time_local] "$request" $status')  # the port is read away
+    assert with_port('1.2.3.4 Blog.example.com:443 [04/Dec/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200') == LogRequest(
+        "1.2.3.4", DEC_4, "/p", 200, "", "blog.example.com"
+    )
     assert url_of("/p", "other.example.com", origins, "https://www.example.com/") is None
     assert url_of("https://blog.example.com/q", "", origins, "x") == "https://blog.example.com/q"
     assert url_of("*", "", origins, "https://www.example.com/") is None  # OPTIONS *

@@ -57,9 +57,11 @@ def preflight(
     timeout: float,
     pinned: tuple[Pinned, ...] = (),
     label: str = "the start URL",
+    probe: bool = True,
 ) -> Preflight:
     """*user_agent* is the User-Agent header sent; *agent* the name robots.txt rules are matched
-    against; *label* names *start_url* in an error (another mapped host's root is not the start)."""
+    against; *label* names *start_url* in an error (another mapped host's root is not the start);
+    *probe*: also fetch a page that cannot exist (the 404 fingerprint) and /sitemap.xml."""
     get: Callable[..., Fetched] = partial(
         fetch,
         user_agent=user_agent,
@@ -92,6 +94,13 @@ def preflight(
         agent=agent,
         token=token,
     )
+    if probe:
+        _probe(get, root, ignore, result)
+    return result
+
+
+def _probe(get: Callable[..., Fetched], root: str, ignore: Ignore, result: Preflight) -> None:
+    """A page that cannot exist (what the site's 404 looks like) and whether /sitemap.xml is there."""
     probe = f"{root}sitemap-crawler-probe-{secrets.token_hex(6)}"
     try:
         missing = get(probe)
@@ -102,7 +111,6 @@ def preflight(
         result.has_sitemap_xml = get(root + "sitemap.xml", max_bytes=1).status == 200  # its status only
     except OSError:
         pass
-    return result
 
 
 def _robots(get: Callable[..., Fetched], root: str, headers: dict[str, str]) -> Fetched:

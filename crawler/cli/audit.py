@@ -225,6 +225,7 @@ def _preflights(config: SitemapConfig, settings: Settings) -> Preflight:
             timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
             pinned=config.hosts.pinned,
             label="the start URL" if root == start else "the mapped staging host",
+            probe=root == start,  # the 404 fingerprint and /sitemap.xml are the start host's only
         )
         if len(roots) > 1:
             each.blockers = [replace(blocker, root=root) for blocker in each.blockers]

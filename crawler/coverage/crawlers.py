@@ -106,10 +106,10 @@ class CrawlerRanges:
 def load_ranges(path: Path | None = None) -> CrawlerRanges:
     """The ranges of *path* (the ``--bot-ranges`` file), else the shipped snapshot;
     ``ValueError`` in one line when the file is not such a document."""
-    text = (files("crawler.coverage") / "data" / "crawler-ranges.json").read_text("utf-8") if path is None else None
     where = "the shipped crawler ranges" if path is None else str(path)
+    source = files("crawler.coverage") / "data" / "crawler-ranges.json" if path is None else path
     try:
-        document = json.loads(text if text is not None else path.read_text("utf-8"))  # type: ignore[union-attr]
+        document = json.loads(source.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise ValueError(f"{where}: not readable as JSON ({error})") from None
     crawlers = document.get("crawlers") if isinstance(document, dict) else None

@@ -148,10 +148,10 @@ def url_of(target: str, host: str, origins: dict[str, str], default: str) -> str
     of a line that names no host."""
     if target.lower().startswith(("http://", "https://")):
         parts = urlsplit(target)
-        host = (parts.hostname or "").rstrip(".")
+        host = (parts.hostname or "").rstrip(".")  # lower case, without its port
         target = parts._replace(scheme="", netloc="").geturl()
         target = target if target.startswith("/") else "/" + target
-    origin = origins.get(host.rsplit(":", 1)[0] if host.count(":") == 1 else host) if host else default
+    origin = origins.get(host) if host else default  # a logged host comes without its port (logformats._host)
     if origin is None or not target.startswith("/"):
         return None
     try:
