@@ -600,6 +600,10 @@ MUTANTS = [
     Mutant("audit: only the start host is probed for its 404 page", "crawler/cli/audit.py",
            "            probe=root == start,", "            probe=True,",
            (f"{AUDIT_HOSTS}::test_credentials_go_to_the_mapped_staging_hosts_only",)),
+    Mutant("coverage: each host's figures are its own URLs", "crawler/coverage/figures.py",
+           "SELECT substr(f.url, 1, instr(substr(f.url, 9), '/') + 8) AS origin",
+           "SELECT substr(f.url, 1, instr(substr(f.url, 8), '/') + 8) AS origin",
+           (f"{COVERAGE}::test_a_set_of_several_hosts_gets_each_hosts_figures",)),
 ]  # fmt: skip
 
 

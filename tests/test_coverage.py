@@ -398,3 +398,29 @@ def test_a_log_given_twice_is_read_once_and_a_log_without_agents_says_so(tmp_pat
     assert json.loads(blind.stdout)["logs"]["no_agent"] == 1
     assert "names its user agent (the common format?)" in blind.stderr
     assert "names its user agent" not in twice.stderr
+
+
+def test_a_set_of_several_hosts_gets_each_hosts_figures(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    hand_set(out / "www.example.com", {"": [f"{SITE}/a", f"{SITE}/b"]})
+    hand_set(out / "blog.example.com", {"": ["https://blog.example.com/p"]})
+    log = tmp_path / "access.log"
+    with_host = [line.replace(' - - [', f' {host} [', 1) for line, host in [
+        (log_line("/a"), "www.example.com"), (log_line("/p"), "blog.example.com"),
+        (log_line("/x"), "Blog.example.com:443"),
+    ]]  # fmt: skip
+    log.write_text("\n".join(with_host) + "\n")
+    log_format = (
+        '$remote_addr $host [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"'
+    )
+    done = run_cli("coverage", str(out), "--logs", str(log), "--log-format", log_format, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hosts"] == {
+        "https://blog.example.com/": {
+            "listed": 1, "crawlers": {"Googlebot": {"fetches": 2, "listed_fetched": 1, "listed_not_fetched": 0}},
+        },
+        "https://www.example.com/": {
+            "listed": 2, "crawlers": {"Googlebot": {"fetches": 1, "listed_fetched": 1, "listed_not_fetched": 1}},
+        },
+    }  # fmt: skip
+    assert "  https://www.example.com/: 2 listed URLs; Googlebot fetched 1" in done.stderr

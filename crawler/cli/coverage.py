@@ -26,6 +26,7 @@ from crawler.coverage.figures import (
     NOT_MET,
     crawler_figures,
     day_name,
+    host_figures,
     open_window,
     refetch_delays,
     section_coverage,
@@ -131,6 +132,7 @@ def run_coverage(args: argparse.Namespace) -> int:
             document["ranges_collected"] = ranges.collected
             document["dns"] = tally.dns.figures() if tally.dns is not None else None
             document["parameters"] = parameter_figures(db)
+            document["hosts"] = host_figures(db) if len(origins) > 1 else None
             delays = refetch_delays(db, tally.last or 0.0)
             for crawler, figures in document["crawlers"].items():
                 figures["after_change"] = delays.get(crawler)
@@ -241,6 +243,13 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         )
     if document["report"] is None:
         lines.append(f"No crawl report ({NO_REPORT}): why a fetched URL is not listed is not known (--report FILE)")
+    for origin, host in (document["hosts"] or {}).items():
+        crawled = "; ".join(
+            f"{crawler} fetched {each['listed_fetched']:,}" for crawler, each in host["crawlers"].items()
+        )
+        lines.append(
+            f"  {origin}: {plural(host['listed'], 'listed URL')}; {crawled or 'no verified crawler fetched any'}"
+        )
     for crawler, figures in document["crawlers"].items():
         wasted = sum(entry["fetches"] for entry in figures["not_listed"].values())
         reasons = ", ".join(f"{reason} {entry['fetches']:,}" for reason, entry in figures["not_listed"].items())

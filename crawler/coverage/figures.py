@@ -24,6 +24,7 @@ __all__ = [
     "NOT_PUBLISHED",
     "crawler_figures",
     "day_name",
+    "host_figures",
     "open_window",
     "refetch_delays",
     "section_coverage",
@@ -69,6 +70,15 @@ _CHANGED = "SELECT COUNT(*) FROM listed WHERE lastmod IS NOT NULL AND lastmod <=
 _REFETCHED = """
 SELECT refetch.crawler, refetch.first - listed.lastmod FROM refetch JOIN listed USING (url)
 WHERE listed.lastmod <= :last ORDER BY 1, 2
+"""
+#: Each host's figures; a URL's origin is up to the first slash after ``http://`` or ``https://``
+#: (the host has a character at least: the search from the 9th finds that slash for both).
+_HOSTS = """
+WITH l AS (SELECT substr(url, 1, instr(substr(url, 9), '/') + 8) AS origin, COUNT(*) AS n FROM listed GROUP BY 1),
+     g AS (SELECT substr(f.url, 1, instr(substr(f.url, 9), '/') + 8) AS origin, f.crawler, SUM(f.n) AS fetches,
+                  COUNT(DISTINCT listed.url) AS listed_fetched
+           FROM f LEFT JOIN listed USING (url) GROUP BY 1, 2)
+SELECT l.origin, l.n, g.crawler, g.fetches, g.listed_fetched FROM l LEFT JOIN g USING (origin) ORDER BY 1, 4 DESC
 """
 _SECTION_COVERAGE = """
 SELECT listed.section, COUNT(*), COUNT(DISTINCT f.url) FROM listed LEFT JOIN f USING (url) GROUP BY 1
@@ -133,6 +143,21 @@ def refetch_delays(db: sqlite3.Connection, last: float) -> dict[str, dict[str, f
             "not_refetched": changed - len(delays),
         }
     return figures
+
+
+def host_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Each host's listed URLs, and per crawler its fetches there and the listed URLs it fetched
+    (a set of several hosts: the figures above add them up)."""
+    hosts: dict[str, dict[str, Any]] = {}
+    for origin, listed, crawler, fetches, fetched in db.execute(_HOSTS):
+        host = hosts.setdefault(origin, {"listed": listed, "crawlers": {}})
+        if crawler is not None:
+            host["crawlers"][crawler] = {
+                "fetches": fetches,
+                "listed_fetched": fetched,
+                "listed_not_fetched": listed - fetched,
+            }
+    return hosts
 
 
 def section_coverage(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
