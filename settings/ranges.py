@@ -94,6 +94,7 @@ RANGES: dict[str, Range] = {
     "serve --update-timeout": Range(1, 86_400, "seconds", whole=False),
     "worker --wait": Range(0, 86_400, "seconds", whole=False),
     "coverage --days": Range(1, 3660, "days"),
+    "coverage --jobs": Range(1, 256, "processes"),
 }
 
 

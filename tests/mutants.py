@@ -500,7 +500,7 @@ MUTANTS = [
            'line = raw.decode("utf-8").rstrip', 'line = raw.decode("utf-8", "replace").rstrip',
            (f"{COVERAGE}::test_spoofed_malformed_and_old_lines_are_counted_apart",)),
     Mutant("coverage: gzip is told by its first bytes", "crawler/coverage/reading.py",
-           "    if head == _GZIP_MAGIC:", "    if False:",
+           "    if handle.peek(2)[:2] == _GZIP_MAGIC:", "    if False:",
            ("tests/test_coverage_units.py::test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long",)),
     Mutant("coverage: an IPv4 address mapped into IPv6 is the IPv4 one", "crawler/coverage/crawlers.py",
            "            parsed = parsed.ipv4_mapped", "            pass",
@@ -604,6 +604,15 @@ MUTANTS = [
            "SELECT substr(f.url, 1, instr(substr(f.url, 9), '/') + 8) AS origin",
            "SELECT substr(f.url, 1, instr(substr(f.url, 8), '/') + 8) AS origin",
            (f"{COVERAGE}::test_a_set_of_several_hosts_gets_each_hosts_figures",)),
+    Mutant("coverage: the logs are cut at line starts only", "crawler/coverage/parallel.py",
+           "        if handle.read(1) == b\"\\n\":", "        if True:",
+           (f"{COVERAGE}::test_the_logs_read_by_several_processes_count_what_one_process_counts",)),
+    Mutant("coverage: the parts of the logs add up, spoofed requests too", "crawler/coverage/tally.py",
+           "        self.spoofed.update(part.spoofed)\n", "\n",
+           (f"{COVERAGE}::test_the_logs_read_by_several_processes_count_what_one_process_counts",)),
+    Mutant("coverage: a gzip file cut short counts as far as it reads", "crawler/coverage/reading.py",
+           "    while block := handle.read1(", "    while block := handle.read(",
+           (f"{COVERAGE}::test_the_logs_read_by_several_processes_count_what_one_process_counts",)),
 ]  # fmt: skip
 
 

@@ -424,3 +424,37 @@ def test_a_set_of_several_hosts_gets_each_hosts_figures(tmp_path: Path) -> None:
         },
     }  # fmt: skip
     assert "  https://www.example.com/: 2 listed URLs; Googlebot fetched 1" in done.stderr
+
+
+def test_the_logs_read_by_several_processes_count_what_one_process_counts(tmp_path: Path) -> None:
+    """Plain files cut at line starts into pieces for two workers, gzip files whole: the same
+    document as one process, whatever lies across a cut (a line over 64 KiB, bytes that are not
+    UTF-8, CRLF and blank lines, a gzip file cut short)."""
+    out = hand_set(tmp_path / "out", {"": [f"{SITE}/p/{n}" for n in range(40)]})
+    lines = []
+    for n in range(600):
+        address = ("66.249.64.1", "203.0.113.7", "198.51.100.1")[n % 3]  # verified, spoofed, a visitor
+        agent = GOOGLEBOT if n % 3 != 2 else "Mozilla/5.0 Firefox/130.0"
+        line = log_line(f"/p/{n % 50}?sort={n % 4}" if n % 7 == 0 else f"/p/{n % 50}", address, agent, 200 + n % 2)
+        lines.append(
+            line.replace("10:00:00", f"{n % 24:02d}:{n % 60:02d}:00").replace("04/Dec", f"{1 + n % 9:02d}/Dec")
+        )
+    body = "\n".join(lines).encode()
+    middle = len(body) // 2
+    body = body[:middle] + b"\n" + b"x" * 70_000 + b"\n\xff\xfe broken\r\n\n" + body[middle:] + b"\r\n"
+    plain = tmp_path / "access.log"
+    plain.write_bytes(body)
+    zipped = tmp_path / "access.log.2.gz"
+    zipped.write_bytes(gzip.compress(("\n".join(lines[:100]) + "\n").encode()))
+    cut_short = tmp_path / "access.log.3.gz"
+    cut_short.write_bytes(gzip.compress(("\n".join(lines[100:300]) + "\n").encode())[:-30])
+    logs = ["--logs", str(plain), "--logs", str(zipped), "--logs", str(cut_short)]
+    one = run_cli("coverage", str(out), *logs, "--json", "--jobs", "1")
+    several = run_cli("coverage", str(out), *logs, "--json", "--jobs", "2")
+    assert one.returncode == several.returncode == 0, one.stderr + several.stderr
+    assert json.loads(several.stdout) == json.loads(one.stdout)
+    document = json.loads(one.stdout)
+    assert document["logs"]["malformed"] == 1 and document["logs"]["not_utf8"] == 1, document["logs"]
+    assert document["logs"]["requests"] > 700  # the gzip cut short counts as far as it reads
+    assert document["logs"]["broken_files"] == [str(cut_short)] and document["spoofed"]["Googlebot"] > 0
+    assert several.stderr == one.stderr

@@ -14,6 +14,7 @@ import sqlite3
 import stat
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,11 +34,12 @@ from crawler.coverage.figures import (
     url_rows,
 )
 from crawler.coverage.html import most_fetched_unlisted, write_html
-from crawler.coverage.logformats import line_parser
+from crawler.coverage.logformats import Parser, line_parser
+from crawler.coverage.parallel import PARALLEL_FROM, PIECE_BYTES, cpus, pieces, tally_in_parallel, worth_cutting
 from crawler.coverage.parameters import parameter_figures
 from crawler.coverage.published import SCHEMA, read_published, read_report
 from crawler.coverage.reading import LogCounts, read_logs
-from crawler.coverage.tally import DAY, FETCH_SCHEMA, Tally
+from crawler.coverage.tally import DAY, FETCH_SCHEMA, Tally, store_rows
 from settings.checks import beside
 from settings.ranges import option_type
 
@@ -86,6 +88,12 @@ def add_coverage_command(commands: Any) -> None:
         help="confirm by reverse and forward DNS the crawlers that publish no ranges, and addresses outside "
         "the ranges (each address once; given up when DNS does not answer)",
     )
+    coverage.add_argument(
+        "--jobs",
+        type=option_type("coverage --jobs"),
+        metavar="N",
+        help="processes reading the logs (default: one per core for over 32 MiB of files, else 1)",
+    )
     coverage.add_argument("--report", metavar="FILE", help="the crawl report (default: OUT.crawl-report.jsonl)")
     coverage.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     coverage.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
@@ -119,11 +127,9 @@ def run_coverage(args: argparse.Namespace) -> int:
             counts = LogCounts()
             hosts = {origin.split("://", 1)[1].rstrip("/").rsplit(":", 1)[0]: origin for origin in origins}
             # A line that names no host is the set's host's; with several, no host's: it is not counted.
-            tally = Tally(db, ranges, hosts, origins[0] if len(origins) == 1 else "")
+            tally = Tally(partial(store_rows, db), ranges, hosts, origins[0] if len(origins) == 1 else "")
             tally.dns = DnsCheck() if args.verify_dns else None
-            for request in read_logs(sources, parse, counts):
-                tally.add(request)
-            tally.flush()
+            _read(sources, args, parse, tally, counts)
             since = _since(tally, args.days)
             open_window(db, since, NOT_MET if met is not None else NO_REPORT)
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
@@ -144,6 +150,21 @@ def run_coverage(args: argparse.Namespace) -> int:
         finally:
             db.close()
     return EXIT_OK
+
+
+def _read(sources: list[str], args: argparse.Namespace, parse: Parser, tally: Tally, counts: LogCounts) -> None:
+    """The logs into *tally*: by one process per core when they are big regular files (the
+    parse of a line is the cost of a run), else by this one. With ``--verify-dns`` by this one:
+    its lookups are asked once, here."""
+    size = worth_cutting(sources)
+    jobs = int(args.jobs) if args.jobs else cpus() if size is not None and size >= PARALLEL_FROM else 1
+    if jobs > 1 and size is not None and tally.dns is None:
+        piece = min(PIECE_BYTES, max(4096, size // (4 * jobs) + 1))
+        tally_in_parallel(pieces(sources, piece), args.log_format, tally, counts, jobs)
+    else:
+        for request in read_logs(sources, parse, counts):
+            tally.add(request)
+    tally.flush()
 
 
 def _once(sources: list[str]) -> tuple[list[str], list[str]]:

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import cast
 
 from crawler.coverage.logformats import LogRequest, Parser
 
-__all__ = ["LogCounts", "read_logs"]
+__all__ = ["LogCounts", "is_gzip", "read_logs", "read_piece"]
 
 #: A longer line is not a request line (nginx caps a request line at a few kilobytes).
 MAX_LINE = 64 * 1024
@@ -33,13 +33,20 @@ class LogCounts:
     not_utf8: int = 0
     broken_files: list[str] | None = None  # a gzip file cut short: what was read of it counts
 
+    def merge(self, part: LogCounts) -> None:
+        self.lines += part.lines
+        self.malformed += part.malformed
+        self.not_utf8 += part.not_utf8
+        if part.broken_files:
+            self.broken_files = [*(self.broken_files or []), *part.broken_files]
 
-def _opened(source: str, stack: ExitStack) -> BinaryIO:
+
+def _opened(source: str, stack: ExitStack) -> io.BufferedIOBase:
     """*source* as bytes (gunzipped when its first bytes say gzip), closed with *stack*."""
-    handle = sys.stdin.buffer if source == "-" else stack.enter_context(Path(source).open("rb"))  # noqa: SIM115
-    head = handle.peek(2)[:2] if isinstance(handle, io.BufferedReader) else b""  # a pipe's too: nothing consumed
-    if head == _GZIP_MAGIC:
-        return stack.enter_context(gzip.GzipFile(fileobj=handle))  # type: ignore[return-value]
+    opened = sys.stdin.buffer if source == "-" else stack.enter_context(Path(source).open("rb"))  # noqa: SIM115
+    handle = cast(io.BufferedReader, opened)  # standard input's buffer is one too
+    if handle.peek(2)[:2] == _GZIP_MAGIC:  # a pipe's too: nothing consumed
+        return stack.enter_context(gzip.GzipFile(fileobj=handle))
     return handle
 
 
@@ -47,15 +54,33 @@ def read_logs(sources: list[str], parse: Parser, counts: LogCounts) -> Iterator[
     """Every request of *sources* (paths, ``-``), in file order; *counts* keeps what was skipped.
     ``OSError`` for a file that cannot be opened (the caller says which)."""
     for source in sources:
-        with ExitStack() as stack:
-            try:
-                yield from _lines(_opened(source, stack), parse, counts)
-            except (EOFError, zlib.error, gzip.BadGzipFile):
-                counts.broken_files = [*(counts.broken_files or []), source]
+        yield from read_piece(source, parse, counts)
 
 
-def _lines(handle: BinaryIO, parse: Parser, counts: LogCounts) -> Iterator[LogRequest]:
-    for raw in _raw_lines(handle, counts):
+def read_piece(
+    source: str, parse: Parser, counts: LogCounts, start: int = 0, size: int | None = None
+) -> Iterator[LogRequest]:
+    """The requests of *source*, or of its *size* bytes from *start* (a plain file's piece: it
+    begins at a line's start, and ends at one)."""
+    with ExitStack() as stack:
+        handle = _opened(source, stack)
+        if start:
+            handle.seek(start)
+        try:
+            yield from _lines(handle, parse, counts, size)
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            counts.broken_files = [*(counts.broken_files or []), source]
+
+
+def is_gzip(path: str) -> bool:
+    with Path(path).open("rb") as handle:
+        return handle.read(2) == _GZIP_MAGIC
+
+
+def _lines(
+    handle: io.BufferedIOBase, parse: Parser, counts: LogCounts, size: int | None = None
+) -> Iterator[LogRequest]:
+    for raw in _raw_lines(handle, counts, size):
         if len(raw) > MAX_LINE:
             counts.lines += 1
             counts.malformed += 1
@@ -76,12 +101,18 @@ def _lines(handle: BinaryIO, parse: Parser, counts: LogCounts) -> Iterator[LogRe
             yield request
 
 
-def _raw_lines(handle: BinaryIO, counts: LogCounts) -> Iterator[bytes]:
-    """Each line of *handle* without its newline, read in blocks (a call per line costs more
-    than its parse); a line over :data:`MAX_LINE` is counted malformed and never held whole."""
+def _raw_lines(handle: io.BufferedIOBase, counts: LogCounts, size: int | None = None) -> Iterator[bytes]:
+    """Each line of *handle* (of its next *size* bytes) without its newline, read in blocks (a
+    call per line costs more than its parse); a line over :data:`MAX_LINE` is counted malformed
+    and never held whole."""
     rest = b""
     skipping = False  # inside a line over MAX_LINE: dropped up to its newline
-    while block := handle.read(_BLOCK):
+    left = size
+    while block := handle.read1(
+        _BLOCK if left is None else min(_BLOCK, left)
+    ):  # read1: a gzip cut short keeps what came before
+        if left is not None:
+            left -= len(block)
         lines = (rest + block).split(b"\n")
         rest = lines.pop()
         if skipping:

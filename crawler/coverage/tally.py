@@ -1,5 +1,7 @@
-"""Verified crawler fetches counted into SQLite as the logs stream by (pure apart from the
-table): one row per URL, crawler, day and status, so memory stays flat however long the logs.
+"""Verified crawler fetches counted as the logs stream by (pure): each fetch a row handed to a
+sink in batches (:func:`store_rows` counts them into SQLite: one row per URL, crawler, day and
+status, so memory stays flat however long the logs), the rest counted here. Tallies of parts
+of the logs (:mod:`crawler.coverage.parallel`) add up with :meth:`Tally.merge`.
 
 A request counts for a crawler when its user agent names one (:func:`crawler_of`) and its
 address is in that crawler's published ranges; a crawler agent from any other address is
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from crawler.coverage.crawlers import CrawlerRanges, crawler_of
@@ -17,7 +20,7 @@ from crawler.coverage.dnscheck import DnsCheck
 from crawler.coverage.logformats import LogRequest
 from crawler.coverage.published import url_of
 
-__all__ = ["DAY", "FETCH_SCHEMA", "Tally"]
+__all__ = ["DAY", "FETCH_SCHEMA", "Row", "Tally", "store_rows"]
 
 DAY = 86_400
 FETCH_SCHEMA = """
@@ -38,12 +41,14 @@ INSERT INTO refetch SELECT url, ?2, ?3 FROM listed WHERE url = ?1 AND lastmod <=
 ON CONFLICT (url, crawler) DO UPDATE SET first = min(first, excluded.first)
 """
 _BATCH = 10_000
+#: A verified fetch: URL, crawler, day (since the epoch), status, time.
+Row = tuple[str, str, int, int, float]
 _KEPT_ADDRESSES = 100_000
 
 
 @dataclass(slots=True)
 class Tally:
-    db: sqlite3.Connection
+    sink: Callable[[list[Row]], None]  # takes each batch of fetches
     ranges: CrawlerRanges
     origins: dict[str, str]  # host name -> origin (scheme://host[:port]/) of each set
     default_origin: str  # the origin of a log line that names no host
@@ -55,7 +60,7 @@ class Tally:
     spoofed: Counter[tuple[str, int]] = field(default_factory=Counter)  # (crawler, day) -> requests
     unverifiable: Counter[str] = field(default_factory=Counter)  # crawlers the ranges file has none of
     dns: DnsCheck | None = None  # --verify-dns
-    _rows: list[tuple[str, str, int, int, float]] = field(default_factory=list)
+    _rows: list[Row] = field(default_factory=list)
     _vouched: dict[tuple[str, str], bool] = field(default_factory=dict)
 
     def add(self, request: LogRequest) -> None:
@@ -107,7 +112,25 @@ class Tally:
         return known
 
     def flush(self) -> None:
-        self.db.executemany(_UPSERT, self._rows)
-        self.db.executemany(_REFETCH, ((url, crawler, when) for url, crawler, _, _, when in self._rows))
-        self.db.commit()
-        self._rows.clear()
+        if self._rows:
+            self.sink(self._rows)
+            self._rows = []
+
+    def merge(self, part: Tally) -> None:
+        """Add the counts of *part*, a tally of another part of the logs (its rows went to its sink)."""
+        for when in (part.first, part.last):
+            if when is not None:
+                self.last = when if self.last is None or when > self.last else self.last
+                self.first = when if self.first is None or when < self.first else self.first
+        self.requests += part.requests
+        self.no_agent += part.no_agent
+        self.elsewhere += part.elsewhere
+        self.spoofed.update(part.spoofed)
+        self.unverifiable.update(part.unverifiable)
+
+
+def store_rows(db: sqlite3.Connection, rows: list[Row]) -> None:
+    """Count *rows* into the ``fetch`` table, and each listed URL's first fetch after its change."""
+    db.executemany(_UPSERT, rows)
+    db.executemany(_REFETCH, ((url, crawler, when) for url, crawler, _, _, when in rows))
+    db.commit()
