@@ -541,7 +541,7 @@ MUTANTS = [
            "Environment(autoescape=False)",
            ("tests/test_coverage_browser.py::test_the_coverage_report_works_in_chromium",)),
     Mutant("coverage: a change waits for the first fetch at or after its lastmod", "crawler/coverage/tally.py",
-           "FROM listed WHERE url = ?1 AND lastmod <= ?3", "FROM listed WHERE url = ?1 AND lastmod IS NOT NULL",
+           "WHERE listed.lastmod <= staging.t GROUP BY 1, 2", "WHERE listed.lastmod IS NOT NULL GROUP BY 1, 2",
            (f"{COVERAGE}::test_how_long_a_change_waited_for_each_crawler",)),
     Mutant("coverage: of X-Forwarded-For, the address the proxy added", "crawler/coverage/logformats.py",
            'last = value.rsplit(",", 1)[-1].strip()', 'last = value.split(",", 1)[0].strip()',
@@ -613,6 +613,12 @@ MUTANTS = [
     Mutant("coverage: a gzip file cut short counts as far as it reads", "crawler/coverage/reading.py",
            "    while block := handle.read1(", "    while block := handle.read(",
            (f"{COVERAGE}::test_the_logs_read_by_several_processes_count_what_one_process_counts",)),
+    Mutant("coverage: fetches folded in batches add up", "crawler/coverage/tally.py",
+           "DO UPDATE SET n = n + excluded.n,", "DO UPDATE SET n = n + 1,",
+           ("tests/test_coverage_units.py::test_fetches_folded_in_several_batches_count_what_one_fold_counts",)),
+    Mutant("coverage: a change's first fetch is the earliest of every fold's", "crawler/coverage/tally.py",
+           "DO UPDATE SET first = min(first, excluded.first)", "DO UPDATE SET first = excluded.first",
+           ("tests/test_coverage_units.py::test_fetches_folded_in_several_batches_count_what_one_fold_counts",)),
 ]  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from crawler.coverage.logformats import LogRequest, line_parser, nginx_format
 from crawler.coverage.parameters import parameter_figures, suggested_lines
 from crawler.coverage.published import SCHEMA, url_of
 from crawler.coverage.reading import MAX_LINE, LogCounts, read_logs
-from crawler.coverage.tally import FETCH_SCHEMA
+from crawler.coverage.tally import FETCH_SCHEMA, FetchStore
 from crawler.robots_rules import parse_robots
 
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
@@ -214,4 +214,35 @@ def test_a_suggested_line_never_blocks_a_listed_url() -> None:
     assert [url for url in listed if not rules.can_fetch(url, "*")] == []
     assert not rules.can_fetch("https://x.test/a?ref=mail", "*") and not rules.can_fetch(
         "https://x.test/a?page=2&ref=x", "*"
+    )
+
+
+def test_fetches_folded_in_several_batches_count_what_one_fold_counts() -> None:
+    """The same URL, crawler, day and status across folds adds up; a change's first fetch at
+    or after its lastmod is the earliest of every fold's."""
+    rows = [
+        ("https://s/a", "Googlebot", 1, 200, 100.0), ("https://s/a", "Googlebot", 1, 200, 160.0),
+        ("https://s/b", "GPTBot", 2, 404, 50.0), ("https://s/a", "Googlebot", 1, 200, 300.0),
+        ("https://s/a", "Googlebot", 1, 200, 200.0), ("https://s/a", "Googlebot", 1, 200, 90.0),
+    ]  # fmt: skip
+    tables = []
+    for fold_every in (1, 2, 100):
+        db = sqlite3.connect(":memory:")
+        db.executescript(SCHEMA + FETCH_SCHEMA)
+        db.execute("INSERT INTO listed VALUES ('https://s/a', '', 150.0)")
+        store = FetchStore(db, fold_every)
+        for row in rows:
+            store.add([row])
+        store.fold()
+        tables.append(
+            (db.execute("SELECT * FROM fetch ORDER BY 1").fetchall(), db.execute("SELECT * FROM refetch").fetchall())
+        )
+    assert (
+        tables[0]
+        == tables[1]
+        == tables[2]
+        == (
+            [("https://s/a", "Googlebot", 1, 200, 5, 300.0), ("https://s/b", "GPTBot", 2, 404, 1, 50.0)],
+            [("https://s/a", "Googlebot", 160.0)],
+        )
     )

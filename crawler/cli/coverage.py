@@ -14,7 +14,6 @@ import sqlite3
 import stat
 import sys
 import tempfile
-from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,7 +38,7 @@ from crawler.coverage.parallel import PARALLEL_FROM, PIECE_BYTES, cpus, pieces, 
 from crawler.coverage.parameters import parameter_figures
 from crawler.coverage.published import SCHEMA, read_published, read_report
 from crawler.coverage.reading import LogCounts, read_logs
-from crawler.coverage.tally import DAY, FETCH_SCHEMA, Tally, store_rows
+from crawler.coverage.tally import DAY, FETCH_SCHEMA, FetchStore, Tally
 from settings.checks import beside
 from settings.ranges import option_type
 
@@ -127,9 +126,11 @@ def run_coverage(args: argparse.Namespace) -> int:
             counts = LogCounts()
             hosts = {origin.split("://", 1)[1].rstrip("/").rsplit(":", 1)[0]: origin for origin in origins}
             # A line that names no host is the set's host's; with several, no host's: it is not counted.
-            tally = Tally(partial(store_rows, db), ranges, hosts, origins[0] if len(origins) == 1 else "")
+            store = FetchStore(db)
+            tally = Tally(store.add, ranges, hosts, origins[0] if len(origins) == 1 else "")
             tally.dns = DnsCheck() if args.verify_dns else None
             _read(sources, args, parse, tally, counts)
+            store.fold()
             since = _since(tally, args.days)
             open_window(db, since, NOT_MET if met is not None else NO_REPORT)
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
