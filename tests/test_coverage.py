@@ -413,8 +413,11 @@ def test_a_set_of_several_hosts_gets_each_hosts_figures(tmp_path: Path) -> None:
     log_format = (
         '$remote_addr $host [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"'
     )
-    done = run_cli("coverage", str(out), "--logs", str(log), "--log-format", log_format, "--json")
+    page = tmp_path / "coverage.html"
+    done = run_cli("coverage", str(out), "--logs", str(log), "--log-format", log_format, "--json", "--html", str(page))
     assert done.returncode == 0, done.stderr
+    hosts = page.read_text().partition('id="hosts"')[2].partition("</table>")[0]
+    assert '<td>https://blog.example.com/</td><td class="num">1</td><td>Googlebot 1</td>' in hosts
     assert json.loads(done.stdout)["hosts"] == {
         "https://blog.example.com/": {
             "listed": 1, "crawlers": {"Googlebot": {"fetches": 2, "listed_fetched": 1, "listed_not_fetched": 0}},

@@ -57,8 +57,10 @@ def test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_range
         log_line("/b", "203.0.113.5"),  # outside the ranges, no name: spoofed
     ])  # fmt: skip
     arguments = [str(out), "--logs", str(log), "--bot-ranges", str(ranges), "--json"]
-    checked = _in_namespace(tmp_path, dns=False, arguments=[*arguments, "--verify-dns"])
+    page = tmp_path / "coverage.html"
+    checked = _in_namespace(tmp_path, dns=False, arguments=[*arguments, "--verify-dns", "--html", str(page)])
     assert checked.returncode == 0, checked.stderr
+    assert "2 addresses confirmed, 3 refused, 0 unanswered" in " ".join(page.read_text().split())
     document = json.loads(checked.stdout)
     assert _fetches(document) == {"/a": {"YandexBot": 1, "Googlebot": 1}, "/b": {"YandexBot": 1, "Googlebot": 1}}
     assert document["spoofed"] == {"YandexBot": 2, "Googlebot": 1} and document["unverifiable"] == {}
