@@ -132,6 +132,8 @@ def _add_line(db: sqlite3.Connection, raw: bytes) -> None:
         return
     if not isinstance(line, dict) or not isinstance(url := line.get("url"), str) or line.get("outcome") == "warning":
         return
+    if "?" not in url and "&" not in url:  # the referrer had one
+        return
     if line.get("outcome") == "listed":
         db.execute("INSERT OR IGNORE INTO listed VALUES (?, '', NULL)", (url,))
     db.execute("INSERT OR REPLACE INTO met VALUES (?, ?, NULL)", (url, line.get("reason")))
