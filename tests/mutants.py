@@ -567,7 +567,7 @@ MUTANTS = [
            ("tests/test_cli_errors.py::test_a_sigterm_met_where_python_ignores_exceptions_still_ends_the_command",)),
     Mutant("parameter report: a suggested line never blocks a listed path with & in it",
            "crawler/coverage/parameters.py",
-           "WHERE url LIKE '%?%' OR url LIKE '%&%'", "WHERE url LIKE '%?%'",
+           "WHERE url LIKE '%?%' OR url LIKE '%&%' OR", "WHERE url LIKE '%?%' OR",
            (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
     Mutant("parameter report: every crawl makes it from its report", "crawler/extensions/report.py",
            "self.result.parameters = report_parameters(self.path)", "pass",
@@ -619,6 +619,15 @@ MUTANTS = [
     Mutant("coverage: a change's first fetch is the earliest of every fold's", "crawler/coverage/tally.py",
            "DO UPDATE SET first = min(first, excluded.first)", "DO UPDATE SET first = excluded.first",
            ("tests/test_coverage_units.py::test_fetches_folded_in_several_batches_count_what_one_fold_counts",)),
+    Mutant("parameter report: a listed URL with an encoded & may be blocked too", "crawler/coverage/parameters.py",
+           "OR url LIKE '%\\%26%' ESCAPE '\\' OR", "OR",
+           (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
+    Mutant("parameter report: a bare word names no parameter", "crawler/coverage/parameters.py",
+           "        if equals and name and (name, value) not in seen:", "        if name and (name, value) not in seen:",
+           (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
+    Mutant("parameter report: a line spells the name as the URLs do", "crawler/coverage/parameters.py",
+           "    for part in urlsplit(url).query.split(\"&\"):", "    for part in unquote(urlsplit(url).query).split(\"&\"):",
+           (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
 ]  # fmt: skip
 
 

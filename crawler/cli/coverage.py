@@ -35,7 +35,7 @@ from crawler.coverage.figures import (
 from crawler.coverage.html import most_fetched_unlisted, write_html
 from crawler.coverage.logformats import Parser, line_parser
 from crawler.coverage.parallel import PARALLEL_FROM, PIECE_BYTES, cpus, pieces, tally_in_parallel, worth_cutting
-from crawler.coverage.parameters import parameter_figures
+from crawler.coverage.parameters import parameter_figures, robots_words
 from crawler.coverage.published import SCHEMA, read_published, read_report
 from crawler.coverage.reading import LogCounts, read_logs
 from crawler.coverage.tally import DAY, FETCH_SCHEMA, FetchStore, Tally
@@ -294,10 +294,9 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
     if wasteful:
         lines.append("Query parameters crawlers fetched and the set never lists:")
     for entry in wasteful:
-        suggested = " and ".join(entry["suggested"]) or "no line: it would block a listed URL"
         lines.append(
-            f"  {entry['name']}: {entry['fetches']:,} fetches of {entry['urls']:,} URLs ({entry['values']:,} values); "
-            f"robots.txt: {suggested}"
+            f"  {entry['name']}: {plural(entry['fetches'], 'fetch')} of {plural(entry['urls'], 'URL')} "
+            f"({plural(entry['values'], 'value')}); robots.txt: {robots_words(entry)}"
         )
     if document["spoofed"]:
         spoofed = ", ".join(f"{crawler} {count:,}" for crawler, count in document["spoofed"].items())

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from crawler.check.result import plural
 from crawler.coverage.figures import NOT_MET, NOT_PUBLISHED, open_window
@@ -27,7 +27,7 @@ from crawler.coverage.published import SCHEMA
 from crawler.coverage.tally import FETCH_SCHEMA
 from crawler.robots_rules import parse_robots
 
-__all__ = ["parameter_figures", "parameter_lines", "report_parameters", "suggested_lines"]
+__all__ = ["parameter_figures", "parameter_lines", "report_parameters", "robots_words", "spellable", "suggested_lines"]
 
 _SCHEMA = """
 DROP TABLE IF EXISTS temp.param;
@@ -57,9 +57,13 @@ MAX_PARAMETERS = 100
 
 
 def _pairs(url: str) -> Iterator[tuple[str, str]]:
+    """Each (name, value) of *url*'s query as the URL spells it (still percent-encoded: the
+    suggested lines must match the URLs crawlers ask for). A word without ``=`` (``?print``, a
+    token) names no parameter: it is left out, never shown."""
     seen = set()
-    for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
-        if (name, value) not in seen:
+    for part in urlsplit(url).query.split("&"):
+        name, equals, value = part.partition("=")
+        if equals and name and (name, value) not in seen:
             seen.add((name, value))
             yield name, value
 
@@ -69,15 +73,32 @@ def suggested_lines(name: str) -> list[str]:
     return [f"Disallow: /*?{name}=", f"Disallow: /*&{name}="]
 
 
+#: The listed URLs a suggested line might block: those with a ``?`` or ``&``, spelled or encoded.
+_SEPARATED = r"""
+SELECT url FROM listed
+WHERE url LIKE '%?%' OR url LIKE '%&%' OR url LIKE '%\%26%' ESCAPE '\' OR url LIKE '%\%3F%' ESCAPE '\'
+"""
+
+
 def _blocking(db: sqlite3.Connection, names: list[str]) -> set[str]:
-    """Those of *names* whose suggested lines would block a listed URL. Only a URL with ``?`` or
-    ``&`` can match them (``&`` may stand in a path): those are read once for every name."""
+    """Those of *names* whose suggested lines would block a listed URL, as a robots.txt parser
+    reads them (Protego: ``%26`` in a path is an ``&`` to it). The listed URLs are read once;
+    the parser is asked only when the URL, decoded, holds ``?NAME=`` or ``&NAME=``."""
     rules = {name: parse_robots(("User-agent: *\n" + "\n".join(suggested_lines(name)) + "\n").encode())
              for name in names}  # fmt: skip
+    needles = {name: (f"?{unquote(name)}=", f"&{unquote(name)}=") for name in names}
     blocking: set[str] = set()
-    for (url,) in db.execute("SELECT url FROM listed WHERE url LIKE '%?%' OR url LIKE '%&%'"):
-        blocking.update(name for name, rule in rules.items() if name not in blocking and not rule.can_fetch(url, "*"))
+    for (url,) in db.execute(_SEPARATED):
+        plain = unquote(url)
+        for name, (first, later) in needles.items():
+            if name not in blocking and (first in plain or later in plain) and not rules[name].can_fetch(url, "*"):
+                blocking.add(name)
     return blocking
+
+
+def spellable(name: str) -> bool:
+    """Whether a robots.txt line can name parameter *name* (``*`` and ``$`` are its wildcards)."""
+    return name.isprintable() and not any(c in name for c in "*$#")
 
 
 def parameter_figures(db: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -96,10 +117,7 @@ def parameter_figures(db: sqlite3.Connection) -> list[dict[str, Any]]:
             "fetches": fetches, "suggested": [],
         }  # fmt: skip
         figures.append(entry)
-    candidates = [
-        entry["name"] for entry in figures
-        if not entry["listed"] and entry["name"].isprintable() and not any(c in entry["name"] for c in "*$#\r\n")
-    ]  # fmt: skip
+    candidates = [entry["name"] for entry in figures if not entry["listed"] and spellable(entry["name"])]
     blocking = _blocking(db, candidates)
     for entry in figures:
         if entry["name"] in candidates and entry["name"] not in blocking:
@@ -117,7 +135,7 @@ def report_parameters(report: Path) -> list[dict[str, Any]]:
             db.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;" + SCHEMA + FETCH_SCHEMA)
             with report.open("rb") as lines:
                 for raw in lines:
-                    if b"?" in raw or b"&" in raw:  # no other line can carry a parameter or be blocked
+                    if b"?" in raw or b"&" in raw or b"%" in raw:  # no other can carry a parameter or be blocked
                         _add_line(db, raw)
             open_window(db, 0, NOT_MET)
             return parameter_figures(db)
@@ -132,7 +150,7 @@ def _add_line(db: sqlite3.Connection, raw: bytes) -> None:
         return
     if not isinstance(line, dict) or not isinstance(url := line.get("url"), str) or line.get("outcome") == "warning":
         return
-    if "?" not in url and "&" not in url:  # the referrer had one
+    if not any(mark in url for mark in ("?", "&", "%26", "%3F", "%3f")):  # the referrer had one
         return
     if line.get("outcome") == "listed":
         db.execute("INSERT OR IGNORE INTO listed VALUES (?, '', NULL)", (url,))
@@ -147,10 +165,20 @@ def parameter_lines(figures: list[dict[str, Any]], shown: int = 5) -> list[str]:
     lines = ["Query parameters that multiplied URLs left out of the set (most first):"]
     for entry in multiplying[:shown]:
         why = ", ".join(f"{reason} {count:,}" for reason, count in entry["excluded"].items())
-        suggested = " and ".join(entry["suggested"]) or "no line: it would block a listed URL"
         lines.append(
             f"  {entry['name']}: {plural(entry['urls'], 'URL')} ({plural(entry['values'], 'value')}),"
             f" {entry['listed']:,} listed;"
-            f" left out: {why}; robots.txt: {suggested}"
+            f" left out: {why}; robots.txt: {robots_words(entry)}"
         )
     return lines
+
+
+def robots_words(entry: dict[str, Any]) -> str:
+    """The suggested lines of a parameter's *entry*, or why there are none."""
+    if entry["suggested"]:
+        return " and ".join(entry["suggested"])
+    if entry["listed"]:
+        return "no line: listed URLs carry it"
+    if not spellable(entry["name"]):
+        return "no line: a robots.txt pattern cannot spell its name"
+    return "no line: it would block a listed URL"
