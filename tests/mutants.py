@@ -627,7 +627,8 @@ MUTANTS = [
            "        if name and (name, value) not in seen:",
            (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
     Mutant("parameter report: a line spells the name as the URLs do", "crawler/coverage/parameters.py",
-           "    for part in urlsplit(url).query.split(\"&\"):", "    for part in unquote(urlsplit(url).query).split(\"&\"):",
+           "    for part in urlsplit(url).query.split(\"&\"):",
+           "    for part in unquote(urlsplit(url).query).split(\"&\"):",
            (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
 ]  # fmt: skip
 
