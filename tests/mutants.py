@@ -583,7 +583,7 @@ MUTANTS = [
            "if self.dns is not None and self.dns.knows(crawler)", "if self.dns is not None and not ranged",
            (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
     Mutant("verify-dns: each address is asked once", "crawler/coverage/dnscheck.py",
-           "        if key not in self._cache:", "        if True:",
+           "        if key not in self._names:", "        if True:",
            (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
     Mutant("verify-dns: DNS that does not answer is given up", "crawler/coverage/dnscheck.py",
            "            if self._in_a_row >= self.give_up_after:", "            if False:",
@@ -630,6 +630,12 @@ MUTANTS = [
            "    for part in urlsplit(url).query.split(\"&\"):",
            "    for part in unquote(urlsplit(url).query).split(\"&\"):",
            (f"{PARAMETERS}::test_a_crawl_reports_what_each_query_parameter_multiplied",)),
+    Mutant("coverage: a server name that is no set's host is the one set's", "crawler/coverage/published.py",
+           "origins.get(server, default)", "origins.get(server)",
+           (f"{COVERAGE}::test_apaches_vhost_name_picks_a_set_but_never_loses_a_fetch",)),
+    Mutant("verify-dns: an address is one however it is written", "crawler/coverage/dnscheck.py",
+           "        key = str(parsed)", "        key = address",
+           (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
 ]  # fmt: skip
 
 

@@ -97,3 +97,11 @@ def test_a_sigterm_met_where_python_ignores_exceptions_still_ends_the_command() 
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 143, done.stderr
     assert "went on" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_in_a_command_without_its_own_handler_is_one_line_and_130(
+    command: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command(KeyboardInterrupt())
+    assert main(["validate", "sitemap.xml"]) == 130
+    assert capsys.readouterr().err == "sitemap-crawler: stopped (Ctrl-C)\n"

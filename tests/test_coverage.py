@@ -398,6 +398,9 @@ def test_a_log_given_twice_is_read_once_and_a_log_without_agents_says_so(tmp_pat
     assert json.loads(blind.stdout)["logs"]["no_agent"] == 1
     assert "names its user agent (the common format?)" in blind.stderr
     assert "names its user agent" not in twice.stderr
+    common.write_text(common.read_text() + log_line("/a") + "\n")  # one combined line among them
+    mixed = run_cli("coverage", str(out), "--logs", str(common))
+    assert "1 request of the logs names no user agent (the common format?)" in mixed.stderr
 
 
 def test_a_set_of_several_hosts_gets_each_hosts_figures(tmp_path: Path) -> None:
@@ -461,3 +464,25 @@ def test_the_logs_read_by_several_processes_count_what_one_process_counts(tmp_pa
     assert document["logs"]["requests"] > 700  # the gzip cut short counts as far as it reads
     assert document["logs"]["broken_files"] == [str(cut_short)] and document["spoofed"]["Googlebot"] > 0
     assert several.stderr == one.stderr
+
+
+def test_apaches_vhost_name_picks_a_set_but_never_loses_a_fetch(tmp_path: Path) -> None:
+    """%v is the server's name, not the Host asked for: Debian's default vhost logs the
+    machine's name. A name of a set picks it; any other is the one set's, never another host's."""
+    single = hand_set(tmp_path / "single", {"": [f"{SITE}/a"]})
+    log = tmp_path / "access.log"
+    names = ["www.example.com:443", "web01.localdomain:443", "[2001:db8::1]:443"]
+    log.write_text("".join(f"{name} {log_line('/a')}\n" for name in names))
+    done = run_cli("coverage", str(single), "--logs", str(log), "--json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["crawlers"]["Googlebot"]["fetches"] == 3 and document["logs"]["other_hosts"] == 0
+    several = tmp_path / "several"
+    hand_set(several / "www.example.com", {"": [f"{SITE}/a"]})
+    hand_set(several / "blog.example.com", {"": ["https://blog.example.com/a"]})
+    log.write_text(f"blog.example.com:443 {log_line('/a')}\nweb01.localdomain:443 {log_line('/a')}\n")
+    done = run_cli("coverage", str(several), "--logs", str(log), "--json")
+    document = json.loads(done.stdout)
+    assert document["hosts"]["https://blog.example.com/"]["crawlers"]["Googlebot"]["fetches"] == 1
+    assert "Googlebot" not in document["hosts"]["https://www.example.com/"]["crawlers"]
+    assert document["logs"]["other_hosts"] == 1  # with several sets, a machine's name is no set's

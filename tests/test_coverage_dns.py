@@ -13,6 +13,7 @@ from tests.conftest import CLI
 from tests.test_coverage import SITE, hand_set, log_line
 
 YANDEX = "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)"
+BINGBOT = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 HOSTS = """127.0.0.1 localhost
 198.51.100.7 crawl-198-51-100-7.search.yandex.net
 198.51.100.10 crawl-198-51-100-10.yandex.net.evil.example
@@ -55,21 +56,23 @@ def test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_range
         log_line("/a", "66.249.64.1"),  # in Google's ranges: no DNS needed
         log_line("/b", "198.51.100.20"),  # outside the ranges, but Google's by DNS: counted
         log_line("/b", "203.0.113.5"),  # outside the ranges, no name: spoofed
+        log_line("/b", "::ffff:198.51.100.7", YANDEX),  # the same address, as a dual-stack server logs it
+        log_line("/b", "198.51.100.7", BINGBOT),  # Yandex's address, not Bing's: spoofed, and not asked again
     ])  # fmt: skip
     arguments = [str(out), "--logs", str(log), "--bot-ranges", str(ranges), "--json"]
     page = tmp_path / "coverage.html"
     checked = _in_namespace(tmp_path, dns=False, arguments=[*arguments, "--verify-dns", "--html", str(page)])
     assert checked.returncode == 0, checked.stderr
-    assert "2 addresses confirmed, 3 refused, 0 unanswered" in " ".join(page.read_text().split())
+    assert "5 addresses asked, 2 confirmed as the crawler they claim, 4 refused" in " ".join(page.read_text().split())
     document = json.loads(checked.stdout)
-    assert _fetches(document) == {"/a": {"YandexBot": 1, "Googlebot": 1}, "/b": {"YandexBot": 1, "Googlebot": 1}}
-    assert document["spoofed"] == {"YandexBot": 2, "Googlebot": 1} and document["unverifiable"] == {}
-    assert document["dns"] == {"confirmed": 2, "refused": 3, "unanswered": 0, "gave_up": None}
-    assert "DNS: 2 addresses confirmed, 3 refused, 0 unanswered" in checked.stderr
+    assert _fetches(document) == {"/a": {"YandexBot": 1, "Googlebot": 1}, "/b": {"YandexBot": 2, "Googlebot": 1}}
+    assert document["spoofed"] == {"YandexBot": 2, "Googlebot": 1, "Bingbot": 1} and document["unverifiable"] == {}
+    assert document["dns"] == {"lookups": 5, "confirmed": 2, "refused": 4, "unanswered": 0, "gave_up": None}
+    assert "DNS: 5 addresses asked; 2 confirmed as the crawler they claim, 4 refused, 0 unanswered" in checked.stderr
     plain = _in_namespace(tmp_path, dns=False, arguments=arguments)  # without --verify-dns: ranges only
     document = json.loads(plain.stdout)
     assert _fetches(document) == {"/a": {"Googlebot": 1}}
-    assert document["unverifiable"] == {"YandexBot": 4} and document["spoofed"] == {"Googlebot": 2}
+    assert document["unverifiable"] == {"YandexBot": 5, "Bingbot": 1} and document["spoofed"] == {"Googlebot": 2}
     assert document["dns"] is None and "--verify-dns asks DNS" in plain.stderr
 
 

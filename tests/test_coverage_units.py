@@ -90,7 +90,7 @@ DEC_4 = 1_796_378_400.0  # 2026-12-04T10:00:00Z
         (
             "www.Example.com:443 66.249.66.1 - - [04/Dec/2026:10:00:00 +0000] "
             + f'"GET /v HTTP/1.1" 200 5 "-" "{GOOGLEBOT}"',
-            LogRequest("66.249.66.1", DEC_4, "/v", 200, GOOGLEBOT, "www.example.com"),
+            LogRequest("66.249.66.1", DEC_4, "/v", 200, GOOGLEBOT, server="www.example.com"),
         ),
         # nginx's \xNN for a byte it does not log as is, Apache's \" and \\: the target as a URL spells it
         (
@@ -121,6 +121,11 @@ def test_an_nginx_log_format_line_is_read_by_its_variables() -> None:
     whole = line_parser('$remote_addr [$time_local] "$scheme://$host$request_uri" $status "$http_user_agent"')
     line = '66.249.66.1 [04/Dec/2026:10:00:00 +0000] "https://Blog.example.com/p?a=1" 200 "Googlebot"'
     assert whole(line) == LogRequest("66.249.66.1", DEC_4, "/p?a=1", 200, "Googlebot", "blog.example.com")
+    uri_args = line_parser('$remote_addr [$time_local] "$request_method $uri$is_args$args" $status')
+    assert uri_args('1.2.3.4 [04/Dec/2026:10:00:00 +0000] "GET /a?x=1&y=2" 200') == LogRequest(
+        "1.2.3.4", DEC_4, "/a?x=1&y=2", 200, ""
+    )
+    assert uri_args('1.2.3.4 [04/Dec/2026:10:00:00 +0000] "GET /a" 200') == LogRequest("1.2.3.4", DEC_4, "/a", 200, "")
     with pytest.raises(ValueError, match=r"\$remote_user right before another variable"):
         line_parser('$remote_user$remote_addr [$time_local] "$request" $status')
     # A pattern never lazy between literals: a line that does not match fails at once.

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from crawler.cli.exits import EXIT_FAILED, EXIT_USAGE
+from crawler.cli.exits import EXIT_FAILED, EXIT_SIGNAL, EXIT_USAGE
 from crawler.cli.parser import UsageError, build_parser
 from crawler.failures import ConfigError
 from crawler.logs import MASK, json_event
@@ -130,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError) as error:
         _say(arguments, str(error), "usage-error", EXIT_USAGE)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C in a command without its own handler (crawls have theirs)
+        print("sitemap-crawler: stopped (Ctrl-C)", file=sys.stderr)
+        return EXIT_SIGNAL + signal.SIGINT
     except Exception as error:
         if getattr(args, "verbose", 0):
             raise  # -v: where it happened, whole

@@ -258,11 +258,13 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         lines.append(f"Cut short (read as far as they go): {', '.join(logs['broken_files'])}")
     if logs["given_twice"]:
         lines.append(f"Given twice, read once: {', '.join(logs['given_twice'])}")
-    if logs["requests"] and logs["no_agent"] == logs["requests"]:
-        lines.append(
-            "No request of the logs names its user agent (the common format?): no crawler can be told apart; "
-            "log the combined format"
-        )
+    if logs["no_agent"]:
+        verb = "names" if logs["no_agent"] == 1 else "name"
+        which = (
+            "No request of the logs names its user agent" if logs["no_agent"] == logs["requests"]
+            else f"{plural(logs['no_agent'], 'request')} of the logs {verb} no user agent"
+        )  # fmt: skip
+        lines.append(f"{which} (the common format?): no crawler can be told apart in them; log the combined format")
     if document["report"] is None:
         lines.append(f"No crawl report ({NO_REPORT}): why a fetched URL is not listed is not known (--report FILE)")
     for origin, host in (document["hosts"] or {}).items():
@@ -308,7 +310,7 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
     if dns := document["dns"]:
         gave_up = f"; no more lookups: {dns['gave_up']}" if dns["gave_up"] else ""
         lines.append(
-            f"DNS: {dns['confirmed']:,} addresses confirmed, {dns['refused']:,} refused, "
-            f"{dns['unanswered']:,} unanswered{gave_up}"
+            f"DNS: {plural(dns['lookups'], 'address')} asked; {dns['confirmed']:,} confirmed as the crawler they "
+            f"claim, {dns['refused']:,} refused, {dns['unanswered']:,} unanswered{gave_up}"
         )
     print("\n".join(lines), file=stream)

@@ -15,6 +15,7 @@ import ipaddress
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
 
@@ -52,26 +53,24 @@ def _same(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return parsed
 
 
-def _confirmed(address: str, domains: tuple[str, ...]) -> bool:
-    """Reverse then forward: ``False`` when either says no; ``OSError`` when DNS could not tell."""
-    parsed = _same(address)
-    if parsed is None:
-        return False
+def _confirmed_name(address: str, domains: Iterable[tuple[str, ...]]) -> str:
+    """The name of *address* that reverse and forward DNS agree on, when it is in one of the
+    *domains*; ``""`` when DNS says there is none; ``OSError`` when it could not tell."""
     try:
-        name = socket.gethostbyaddr(str(parsed))[0]
+        name = socket.gethostbyaddr(address)[0]
     except socket.herror as error:
         if error.errno in _NO_NAME:
-            return False  # no name for the address: no operator vouches for it
+            return ""  # no name for the address: no operator vouches for it
         raise  # TRY_AGAIN, NO_RECOVERY: DNS could not tell
-    if not _in_domain(name, domains):
-        return False
+    if not any(_in_domain(name, each) for each in domains):
+        return ""  # nobody's crawler: not worth a forward lookup
     try:
         answers = socket.getaddrinfo(name, None)
     except socket.gaierror as error:
         if error.errno == socket.EAI_NONAME:
-            return False
+            return ""
         raise
-    return any(_same(str(info[4][0])) == parsed for info in answers)
+    return name if any(_same(str(info[4][0])) == _same(address) for info in answers) else ""
 
 
 @dataclass(slots=True)
@@ -80,11 +79,13 @@ class DnsCheck:
     budget: float = 120.0
     give_up_after: int = 3
     domains: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DNS_DOMAINS))
-    confirmed: int = 0
+    confirmed: int = 0  # (crawler, address) pairs DNS confirmed
     refused: int = 0
-    unanswered: int = 0
+    unanswered: int = 0  # addresses DNS did not answer for
+    lookups: int = 0  # addresses asked (each once, however many crawlers claim it)
     gave_up: str | None = None  # why no more lookups are made
-    _cache: dict[tuple[str, str], bool | None] = field(default_factory=dict)
+    _names: dict[str, str | None] = field(default_factory=dict)  # address -> confirmed name, "" or None
+    _verdicts: set[tuple[str, str]] = field(default_factory=set)
     _spent: float = 0.0
     _in_a_row: int = 0
 
@@ -93,19 +94,31 @@ class DnsCheck:
 
     def vouches(self, crawler: str, address: str) -> bool | None:
         """Whether DNS confirms *address* as *crawler*'s; ``None`` when it could not tell."""
-        key = (crawler, address)
-        if key not in self._cache:
-            self._cache[key] = self._look_up(crawler, address)
-        return self._cache[key]
+        parsed = _same(address)
+        if parsed is None:
+            return False
+        key = str(parsed)  # ::ffff:1.2.3.4, [1.2.3.4] and 1.2.3.4 are one address
+        if key not in self._names:
+            self._names[key] = self._look_up(key)
+        name = self._names[key]
+        if name is None:
+            return None
+        verdict = _in_domain(name, self.domains[crawler]) if name else False
+        if (crawler, key) not in self._verdicts:
+            self._verdicts.add((crawler, key))
+            self.confirmed += verdict
+            self.refused += not verdict
+        return verdict
 
-    def _look_up(self, crawler: str, address: str) -> bool | None:
+    def _look_up(self, address: str) -> str | None:
         if self.gave_up is not None:
             return None
+        self.lookups += 1
         answer: list[object] = [_UNANSWERED]
 
         def look() -> None:
             with suppress(OSError):  # DNS could not tell: left unanswered
-                answer[0] = _confirmed(address, self.domains[crawler])
+                answer[0] = _confirmed_name(address, self.domains.values())
 
         began = time.monotonic()
         thread = threading.Thread(target=look, name="verify-dns", daemon=True)
@@ -120,16 +133,12 @@ class DnsCheck:
                 self.gave_up = f"{self._in_a_row} lookups in a row unanswered within {self.timeout:g} s"
         else:
             self._in_a_row = 0
-            if result:
-                self.confirmed += 1
-            else:
-                self.refused += 1
         if self.gave_up is None and self._spent > self.budget:
             self.gave_up = f"{self.budget:g} s of DNS lookups spent"
-        return None if result is _UNANSWERED else bool(result)
+        return result if isinstance(result, str) else None
 
     def figures(self) -> dict[str, object]:
         return {
-            "confirmed": self.confirmed, "refused": self.refused, "unanswered": self.unanswered,
-            "gave_up": self.gave_up,
+            "lookups": self.lookups, "confirmed": self.confirmed, "refused": self.refused,
+            "unanswered": self.unanswered, "gave_up": self.gave_up,
         }  # fmt: skip

@@ -23,7 +23,7 @@ COMBINED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"'
 )
 #: Apache's ``vhost_combined``: the virtual host and port, then the combined line.
-VHOST_COMBINED = "$host:$server_port " + COMBINED
+VHOST_COMBINED = "$server_name:$server_port " + COMBINED
 #: The Common Log Format: no referrer, no user agent.
 COMMON = '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent'
 
@@ -39,17 +39,21 @@ class LogRequest:
     agent: str
     host: str = ""  # the Host the request named, when the log has it
     method: str = "GET"
+    server: str = ""  # the name of the server (virtual host) that answered: Apache's %v, $server_name
 
 
 Parser = Callable[[str], "LogRequest | None"]
 
 _VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-#: Variables whose value holds a space, read by their shape wherever they stand.
-_SHAPES = {"time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}"}
+#: Variables read by their own shape wherever they stand (a space in one, a colon after another).
+_SHAPES = {
+    "time_local": r"\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}",
+    "server_name": r"\[[^\]\s]*\]|[^\s:\"]*",  # an IPv6 address in brackets, or a name
+}
 #: Variables that may stand right before another (``$scheme://$host$request_uri``), by their shape.
 _HOST = r"[^\s/\"?#]*"
 _BEFORE_A_VARIABLE = {
-    "scheme": r"[A-Za-z][A-Za-z0-9+.-]*", "host": _HOST, "http_host": _HOST, "server_name": _HOST,
+    "scheme": r"[A-Za-z][A-Za-z0-9+.-]*", "host": _HOST, "http_host": _HOST, "is_args": r"\??",
     "server_port": r"\d*", "uri": r"[^\s?\"]*",
 }  # fmt: skip
 #: The fields a line must give (one of each tuple's variables).
@@ -125,8 +129,9 @@ def _request(fields: Mapping[str, str]) -> LogRequest | None:
     if "\\" in target:
         target = _unescaped(target)
     agent = fields.get("http_user_agent", "")
-    host = _host(fields.get("host")) or _host(fields.get("http_host")) or _host(fields.get("server_name"))
-    return LogRequest(address, when, target, int(status), "" if agent == "-" else agent, host, method)
+    host = _host(fields.get("host")) or _host(fields.get("http_host"))
+    server = _host(fields.get("server_name"))
+    return LogRequest(address, when, target, int(status), "" if agent == "-" else agent, host, method, server)
 
 
 _ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\([\"\\])")

@@ -73,7 +73,14 @@ def pieces(sources: list[str], piece_bytes: int) -> list[Piece]:
         if is_gzip(source) or size <= piece_bytes:
             cut.append(Piece(source))
             continue
-        starts = sorted({0, *(_line_start(source, at) for at in range(piece_bytes, size, piece_bytes))})
+        starts = [0]
+        for at in range(piece_bytes, size, piece_bytes):
+            if at <= starts[-1]:
+                continue  # inside the long line the last cut found the end of
+            start = _line_start(source, at)
+            if start >= size:
+                break  # no line starts after it: each search ends where the next begins
+            starts.append(start)
         ends = [*starts[1:], size]
         cut += [Piece(source, start, end - start) for start, end in zip(starts, ends, strict=True) if end > start]
     return cut
@@ -104,6 +111,7 @@ def _read(piece: Piece) -> tuple[Tally, LogCounts, list[Row]]:
 def tally_in_parallel(cut: list[Piece], log_format: str | None, tally: Tally, counts: LogCounts, jobs: int) -> None:
     """Read *cut* in *jobs* worker processes into *tally* and *counts* (*tally*'s sink gets the
     rows). At most twice *jobs* pieces are in flight: what waits for the parent is bounded."""
+    jobs = min(jobs, len(cut))  # never a worker without a piece
     context = multiprocessing.get_context("fork")  # no thread runs here: the workers start at once
     arguments = (log_format, tally.ranges, tally.origins, tally.default_origin)
     with ProcessPoolExecutor(jobs, context, initializer=_start_worker, initargs=arguments) as pool:

@@ -142,16 +142,18 @@ def read_report(path: Path, db: sqlite3.Connection) -> int:
     return count
 
 
-def url_of(target: str, host: str, origins: dict[str, str], default: str) -> str | None:
+def url_of(target: str, host: str, origins: dict[str, str], default: str, server: str = "") -> str | None:
     """The absolute, normal URL a log's request target names on this site, or ``None`` for a
     request to another host. *origins* maps each host name to its origin; *default* is the origin
-    of a line that names no host."""
+    of a line that names no host. A *server* name (the virtual host that answered) picks a set
+    when it is one's host, and is no other host's when not: it is a name of the server (Debian's
+    Apache logs the machine's), not one the request asked for."""
     if target.lower().startswith(("http://", "https://")):
         parts = urlsplit(target)
         host = (parts.hostname or "").rstrip(".")  # lower case, without its port
         target = parts._replace(scheme="", netloc="").geturl()
         target = target if target.startswith("/") else "/" + target
-    origin = origins.get(host) if host else default  # a logged host comes without its port (logformats._host)
+    origin = origins.get(host) if host else origins.get(server, default)  # logged hosts come without a port
     if origin is None or not target.startswith("/"):
         return None
     try:

@@ -85,7 +85,7 @@ class Tally:
         if not verdict:
             self.spoofed[crawler, day] += 1
             return
-        url = url_of(request.target, request.host, self.origins, self.default_origin)
+        url = url_of(request.target, request.host, self.origins, self.default_origin, request.server)
         if url is None:
             self.elsewhere += 1
             return
