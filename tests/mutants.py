@@ -636,6 +636,15 @@ MUTANTS = [
     Mutant("verify-dns: an address is one however it is written", "crawler/coverage/dnscheck.py",
            "        key = str(parsed)", "        key = address",
            (f"{DNS}::test_dns_confirms_crawlers_without_ranges_and_addresses_newer_than_the_ranges",)),
+    Mutant("shared crawl: one missed Redis deadline is asked again", "crawler/distributed/link.py",
+           "MISSED_ROUNDS = 1", "MISSED_ROUNDS = 0",
+           ("tests/test_distributed_frontier.py::test_a_missed_deadline_is_asked_again_once_and_loses_nothing",)),
+    Mutant("shared crawl: items a missed deadline held are pushed again", "crawler/distributed/link.py",
+           "                self.pending_items = pending + self.pending_items", "                pass",
+           ("tests/test_distributed_frontier.py::test_a_missed_deadline_is_asked_again_once_and_loses_nothing",)),
+    Mutant("shared crawl: offers a missed deadline held are offered again", "crawler/distributed/link.py",
+           "                self.outbox = batch + self.outbox", "                pass",
+           ("tests/test_distributed_frontier.py::test_a_missed_deadline_is_asked_again_once_and_loses_nothing",)),
 ]  # fmt: skip
 
 

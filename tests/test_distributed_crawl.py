@@ -111,8 +111,9 @@ def test_workers_killed_at_random_moments_lose_nothing_and_a_late_one_takes_work
 
 
 #: How long a shared crawl may take to end once its Redis stopped or froze: each call's deadline
-#: (crawler.distributed.client.CALL_SECONDS, 10 s) or its retries over a closed port (about 7 s),
-#: the worker's and the coordinator's closing calls (each bounded so), the local worker's exit.
+#: (crawler.distributed.client.CALL_SECONDS, 10 s; a worker's round asks once more, MISSED_ROUNDS)
+#: or its retries over a closed port (about 7 s), the worker's and the coordinator's closing calls
+#: (each bounded so), the local worker's exit.
 #: Measured 26 s (stopped) and 35 s (frozen) on a quiet machine; room for a loaded 2-core one.
 FROZEN_BOUND = 75.0
 

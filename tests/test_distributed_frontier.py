@@ -430,3 +430,65 @@ def test_a_dead_workers_leases_are_taken_a_quarter_lease_after_its_heartbeat_wen
         return while_alive, unknown, adopted
 
     assert run(redis_url, body) == (0, 0, 2)
+
+
+def test_a_missed_deadline_is_asked_again_once_and_loses_nothing(redis_url: str) -> None:
+    """A healthy Redis on a loaded machine may miss one call's deadline: the round is made again
+    and what it was sending (an item, an offer) is sent again, not dropped. Two rounds in a row
+    that miss it lose the link, as a frozen Redis does."""
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    from crawler.distributed.link import WorkerLink
+    from crawler.items import PageFacts
+
+    class Rounds(WorkerLink):
+        """A link that stops after a few rounds, or whose every round misses its deadline."""
+
+        rounds = 0
+        always_late = False
+
+        async def _exchange(self, wake: Callable[[object], None]) -> bool:
+            self.rounds += 1
+            if self.always_late:
+                raise RedisTimeoutError("Timeout reading from socket")
+            if self.rounds == 3:
+                self.offer(*request(1))  # a link found after a round that went through
+            busy = await super()._exchange(wake)
+            self.stopping = self.rounds >= 5  # a missed push, sent; a missed offer, sent
+            return busy
+
+    async def never() -> None:
+        raise AssertionError("the crawl is not over")
+
+    async def body(redis: Redis) -> tuple[int, int, str]:
+        link = Rounds(redis, "c", "w1", room=0)
+        await link.open()
+        push, offer = link.channel.push, link.frontier.offer
+        missed = {"push": 1, "offer": 1}
+
+        async def push_late(*facts: PageFacts) -> None:
+            if missed["push"]:
+                missed["push"] -= 1
+                raise RedisTimeoutError("Timeout reading from socket")
+            await push(*facts)
+
+        async def offer_late(*args: object, **options: int) -> object:
+            if missed["offer"]:
+                missed["offer"] -= 1
+                raise RedisTimeoutError("Timeout reading from socket")
+            return await offer(*args, **options)  # type: ignore[arg-type]
+
+        link.channel.push = push_late  # type: ignore[method-assign]
+        link.frontier.offer = offer_late  # type: ignore[method-assign]
+        link.item(None, PageFacts("https://e.com/0", status=200))
+        await asyncio.wait_for(link.run(lambda _: None, never), 30)
+        items = await redis.xlen(link.channel.stream)
+        queued, _ = await link.frontier.counts()
+        link.always_late, link.stopping = True, False
+        try:
+            await asyncio.wait_for(link.run(lambda _: None, never), 30)
+        except RedisTimeoutError as error:
+            return items, queued, str(error)
+        return items, queued, "the link went on"
+
+    assert run(redis_url, body) == (1, 1, "Timeout reading from socket")  # each sent once, then lost

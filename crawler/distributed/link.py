@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from crawler.distributed.codec import QueuedRequest
 from crawler.distributed.coordination import Workers, crawl_finished
@@ -35,6 +36,9 @@ from crawler.items import PageFacts
 __all__ = ["WorkerLink"]
 
 logger = logging.getLogger(__name__)
+#: Rounds in a row whose Redis call may miss its deadline before the link is lost: a healthy
+#: Redis on a loaded machine may miss one; a frozen one misses them all.
+MISSED_ROUNDS = 1
 
 
 @dataclass(slots=True)
@@ -112,9 +116,18 @@ class WorkerLink:
     async def run(self, wake: Callable[[Lease], None], finished: Callable[[], Awaitable[None]]) -> None:
         """Until the crawl is over everywhere (then *finished*), or :attr:`stopping`."""
         await self.open()
+        missed = 0
         try:
             while not self.stopping:
-                busy = await self._exchange(wake)
+                try:
+                    busy = await self._exchange(wake)
+                except (RedisTimeoutError, TimeoutError):
+                    missed += 1
+                    if missed > MISSED_ROUNDS:
+                        raise
+                    logger.warning("The shared crawl's Redis missed a deadline: this worker asks again")
+                    continue
+                missed = 0
                 if not busy and await crawl_finished(self.frontier, self.workers, self.grace):
                     await finished()  # its counts go to the crawl's totals; then its heartbeat goes
                     return
@@ -161,15 +174,23 @@ class WorkerLink:
         """Items and offers out, then the leases whose output is all in Redis acknowledged."""
         if self.pending_items:
             pending, self.pending_items = self.pending_items, []
-            await self.channel.push(*(facts for _, facts in pending))
+            try:
+                await self.channel.push(*(facts for _, facts in pending))
+            except BaseException:
+                self.pending_items = pending + self.pending_items  # pushed again (the export keeps a loc once)
+                raise
             for owner, _ in pending:
                 if owner in self.leases:
                     self.leases[owner].items -= 1
         if self.outbox:
             batch, self.outbox = self.outbox, []
-            offered = await self.frontier.offer(
-                batch, self.max_pages, max_pages_per_host=self.max_pages_per_host, max_hosts=self.max_hosts
-            )
+            try:
+                offered = await self.frontier.offer(
+                    batch, self.max_pages, max_pages_per_host=self.max_pages_per_host, max_hosts=self.max_hosts
+                )
+            except BaseException:
+                self.outbox = batch + self.outbox  # offered again (the frontier queues a request once)
+                raise
             self.spent = self.spent or bool(offered.over_budget)
             # Reported by the exporter; pushed before the lease is done.
             if offered.over and self.over_budget is not None:
