@@ -35,6 +35,8 @@ VARIABLES = {
     ENV_PREFIX + "PROFILE": "the profile of `--profile`",
     ENV_PREFIX + "SHARED_SECRET": "the shared crawl's secret, on the coordinator and every worker; never a "
     "setting, never in Redis",
+    ENV_PREFIX + "STAGING_ACCESS": "a local worker's copy of its coordinator's staging credentials, set by "
+    "`crawl --workers N`; never a setting, never in Redis",
     "SITEMAP_STAGING_USER": "`audit`: the staging site's basic-auth user, when `--user` is not given",
     "SITEMAP_STAGING_PASSWORD": "`audit`: its password, when neither `--password` nor `--password-env` is given",
     "SITEMAP_STAGING_COOKIE": "`audit`: one more `NAME=VALUE` cookie for the staging origin",

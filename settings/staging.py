@@ -9,6 +9,7 @@ masks them, so no log line or config dump can show them.
 from __future__ import annotations
 
 import base64
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,12 @@ from crawler.validate.lastmods import SAME_LASTMOD_SHARE
 from settings.secret_sources import cookies_from_file, headers_from_environment
 from settings.values import credentials_refused, no_credentials, strings, whole_number
 
-__all__ = ["MASK", "Audit", "StagingAccess", "host_map", "production_origin", "read_audit"]
+__all__ = ["ACCESS_VARIABLE", "MASK", "Audit", "StagingAccess", "host_map", "production_origin", "read_audit"]
+
+#: How a shared crawl's coordinator hands its staging credentials to its local workers
+#: (``--workers N``): their environment, never a command line or the Redis. A worker on
+#: another machine takes its own (``$SITEMAP_STAGING_USER``, ``$SITEMAP_STAGING_PASSWORD``).
+ACCESS_VARIABLE = "SITEMAP_CRAWLER_STAGING_ACCESS"
 
 #: A cookie value shorter than this is not masked on its own (it would mask ordinary words).
 MIN_MASKED = 4
@@ -58,6 +64,18 @@ class StagingAccess:
     def headers_for(self, origin: str) -> tuple[tuple[str, str], ...]:
         """The headers of *origin* (``scheme://host[:port]/``); none for any other origin."""
         return next((headers for each, headers in self.by_origin if each == origin), ())
+
+    def to_json(self) -> str:
+        return json.dumps([[origin, [list(header) for header in headers]] for origin, headers in self.by_origin])
+
+    @classmethod
+    def from_json(cls, text: str) -> StagingAccess:
+        """The access :meth:`to_json` wrote (a coordinator's, for its local worker)."""
+        try:
+            data = json.loads(text)
+            return cls(tuple((str(origin), tuple((str(n), str(v)) for n, v in headers)) for origin, headers in data))
+        except (ValueError, TypeError) as error:
+            raise ConfigError(f"${ACCESS_VARIABLE}: not the staging credentials a coordinator hands on") from error
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -218,6 +236,8 @@ def _password(settings: BaseSettings) -> str | None:
 
 
 def _access(settings: BaseSettings, start_url: str, hosts: HostMap | None) -> StagingAccess | None:
+    if settings.get("SITEMAP_ROLE") == "worker" and (inherited := os.environ.get(ACCESS_VARIABLE)):
+        return StagingAccess.from_json(inherited)  # a local worker: its coordinator's, however given
     headers: list[tuple[str, str]] = []
     user = settings.get("SITEMAP_STAGING_USER") or os.environ.get("SITEMAP_STAGING_USER")
     password = _password(settings)

@@ -1,9 +1,10 @@
 """A site of several named hosts on one server on 127.0.0.1, told apart by the Host header.
 
 The crawl reaches every name through ``--resolve NAME:PORT:127.0.0.1`` (:func:`resolve_options`),
-so no name is ever looked up. Each host's pages are a dict path -> (status, headers, body);
-``{port}`` in a body or header is the server's port. Every request is logged with its host and
-the server's own clock (:class:`Hit`), so politeness is asserted on what the server saw.
+so no name is ever looked up. Each host's pages are a dict path -> (status, headers, body),
+``*`` its answer to any other path; ``{port}`` in a body or header is the server's port. Every
+request is logged with its host and the server's own clock (:class:`Hit`), so politeness is
+asserted on what the server saw.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif pages is None:
             status, headers, body = 421, {"Content-Type": "text/plain"}, "no such host here"
         else:
-            status, headers, body = pages.get(self.path, (404, {"Content-Type": "text/html"}, "<html>not found</html>"))
+            missing = pages.get("*", (404, {"Content-Type": "text/html"}, "<html>not found</html>"))  # its own 404
+            status, headers, body = pages.get(self.path, missing)
         port = str(self.server.port)
         data = body.replace("{port}", port).encode()
         self.send_response(status)

@@ -168,8 +168,7 @@ def test_each_hosts_own_sitemap_is_compared_on_its_own_host(staged: Audit) -> No
 def test_credentials_go_to_the_mapped_staging_hosts_only(staged: Audit) -> None:
     hits = staged.site.hits
     assert {hit.host for hit in hits} == {WWW, BLOG}  # the unmapped shop gets no request
-    # The 404 fingerprint is the start host's: no other mapped host is probed for it.
-    assert {hit.host for hit in hits if hit.path.startswith("/sitemap-crawler-probe-")} == {WWW}
+    assert {hit.host for hit in hits if hit.path.startswith("/sitemap-crawler-probe-")} == {WWW, BLOG}
     assert all(hit.authorization == AUTH for hit in hits)
     # A cookie file's host-only cookie goes to its own host alone.
     assert {hit.cookie for hit in hits if hit.host == WWW} == {"wsid=www-c00kie"}
@@ -218,6 +217,30 @@ def test_a_second_audit_compares_each_host_with_the_first(staged: Audit, tmp_pat
     assert again.returncode == 0, again.stderr
     compare = json.loads((out / "report.json").read_text())["compare"]
     assert (compare["new"], compare["fixed"]) == (0, 0) and compare["still_there"] >= 1, compare
+    assert (compare["not_audited"], compare["hosts_not_audited"], compare["hosts_added"]) == (0, [], [])
+
+
+def test_a_host_left_out_of_the_second_audit_is_not_fixed_and_a_host_added_is_new(
+    staged: Audit, tmp_path: Path
+) -> None:
+    """The earlier audit mapped www and the blog: an audit of www alone did not look at the
+    blog, so the blog's findings are not fixed; compared the other way, they are all new."""
+    findings = staged.report()["findings"]
+    assert isinstance(findings, list)
+    on_blog = [finding for finding in findings if finding["url"].startswith(staged.site.root(BLOG))]
+    assert on_blog
+    alone = audit(staged.site, tmp_path / "alone", "--production-url", PROD_WWW, "--compare", str(staged.out))
+    assert alone.returncode == 0, alone.stderr
+    compare = json.loads((tmp_path / "alone" / "report.json").read_text())["compare"]
+    assert (compare["fixed"], compare["not_audited"]) == (0, len(on_blog)), compare
+    assert compare["hosts_not_audited"] == [f"{PROD_BLOG}/"] and compare["hosts_added"] == []
+    assert f"0 fixed; {len(on_blog)} on {PROD_BLOG}, not audited this time" in alone.stderr
+    pairs = ("--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
+    both = audit(staged.site, tmp_path / "both", *pairs, "--compare", str(tmp_path / "alone"))
+    assert both.returncode == 0, both.stderr
+    compare = json.loads((tmp_path / "both" / "report.json").read_text())["compare"]
+    assert compare["hosts_added"] == [f"{PROD_BLOG}/"] and compare["new"] >= len(on_blog), compare
+    assert f"new to this audit: {PROD_BLOG} (every finding there is new)" in both.stderr
 
 
 # --- the map itself (pure) -------------------------------------------------------------------------
@@ -301,6 +324,42 @@ def test_a_blocker_on_one_host_is_that_hosts_and_read_away_with_as_if_no_blocker
     assert (tmp_path / "blocked" / "www.example.com" / "sitemap.xml").exists()
     assert read_away.returncode == 0, read_away.stderr
     assert (tmp_path / "away" / "blog.example.com" / "sitemap.xml").exists()
+
+
+def test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml(tmp_path: Path) -> None:
+    """Hosts run different software: the blog's /old answers 200 with the blog's own 404 text
+    (www's 404 page is another), and the blog's robots.txt names no sitemap while its
+    /sitemap.xml lists a page that is gone: both are the blog's findings."""
+    blog_404 = "<html><head><title>The Blog</title></head><body>We looked everywhere for this.</body></html>"
+    pages = {
+        WWW: {
+            "/": html(f'<a href="/about">about</a><a href="{PROD_BLOG}/">blog</a>'),
+            "/about": html("about us"),
+            "/sitemap.xml": urlset(f"{PROD_WWW}/", f"{PROD_WWW}/about"),
+            "*": (404, {"Content-Type": "text/html"}, "<html><title>Example</title><p>www has no such page</p></html>"),
+        },
+        BLOG: {
+            "/robots.txt": (200, {"Content-Type": "text/plain"}, "User-agent: *\nAllow: /\n"),
+            "/": html('<a href="/post">post</a><a href="/old">old</a>'),
+            "/post": html("a post"),
+            "/old": (200, {"Content-Type": "text/html"}, blog_404),
+            "/sitemap.xml": urlset(f"{PROD_BLOG}/", f"{PROD_BLOG}/post", f"{PROD_BLOG}/gone"),
+            "*": (404, {"Content-Type": "text/html"}, blog_404),
+        },
+    }
+    site = HostsSite(pages).start()
+    try:
+        result = audit(site, tmp_path / "out", "--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
+    finally:
+        site.stop()
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    by_kind: dict[str, list[str]] = {}
+    for finding in report["findings"]:
+        by_kind.setdefault(finding["kind"], []).append(finding["url"])
+    assert by_kind.get("soft-404") == [site.root(BLOG) + "old"], by_kind
+    assert sorted(report["sitemaps"]["sources"]) == [site.root(BLOG) + "sitemap.xml", site.root(WWW) + "sitemap.xml"]
+    assert by_kind.get("listed-not-indexable") == [site.root(BLOG) + "gone"], by_kind
 
 
 def test_a_mapped_host_that_refuses_the_audit_stops_it_before_the_crawl(tmp_path: Path) -> None:

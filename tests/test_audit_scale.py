@@ -152,7 +152,7 @@ def record_of(path: Path, count: int) -> sqlite3.Connection:
 def test_the_rows_are_read_from_the_record_with_click_depth_inlinks_and_listing(tmp_path: Path) -> None:
     db = record_of(tmp_path / "record.sqlite3", 40)
     audit = {"start_url": f"{STAGING}p0", "production_url": None}
-    built = build_report(db, audit=audit, hosts=None, deep_threshold=30, blockers=[], not_found=None, existing=None)
+    built = build_report(db, audit=audit, hosts=None, deep_threshold=30, blockers=[], not_found={}, existing=None)
     assert built.summary()["urls"] == 40
     deep = [finding.url for finding in built.findings.of_kind(Kind.DEEP_PAGES)]
     assert deep == [f"{STAGING}p{n}" for n in range(31, 40)]

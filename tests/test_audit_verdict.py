@@ -246,7 +246,7 @@ def test_several_findings_on_one_url_are_matched_by_text_then_one_for_one() -> N
     previous.findings[("hreflang-errors", "u")] = [{"kind": "hreflang-errors", "detail": "de"}, {"detail": "fr"}]
     now = stored(Finding(Kind.HREFLANG_ERRORS, "u", "fr"), Finding(Kind.HREFLANG_ERRORS, "u", "it"),
                  Finding(Kind.HREFLANG_ERRORS, "u", "es"))  # fmt: skip
-    block = mark(now, previous)
+    block = mark(now, previous, frozenset())
     assert [f.change for f in now] == [STILL_THERE, STILL_THERE, NEW]
     assert (block["new"], block["still_there"], block["fixed"]) == (1, 2, 0)
 
@@ -256,11 +256,11 @@ def test_findings_a_blocker_grouped_are_neither_new_nor_fixed() -> None:
     previous = PreviousAudit("old", None, grouped={("listed-not-indexable", "u")})
     previous.findings[("staging-blocker", "start")] = [{"kind": "staging-blocker", "detail": "meta"}]
     now = stored(Finding(Kind.LISTED_NOT_INDEXABLE, "u", "noindex (HTTP 200)"))
-    block = mark(now, previous)
+    block = mark(now, previous, frozenset())
     assert [f.change for f in now] == [STILL_THERE] and block["fixed"] == 1  # the blocker itself is fixed
     # And the other way round: a blocker put up groups what the earlier audit listed; nothing is fixed.
     earlier = PreviousAudit("old", None)
     earlier.findings[("listed-not-indexable", "u")] = [{"kind": "listed-not-indexable", "detail": "redirect"}]
     head = stored(Finding(Kind.STAGING_BLOCKER, "start", "meta", grouped={"listed-not-indexable": ["u"]}))
-    block = mark(head, earlier)
+    block = mark(head, earlier, frozenset())
     assert [f.change for f in head] == [NEW] and block["fixed"] == 0

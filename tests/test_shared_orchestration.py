@@ -8,14 +8,17 @@ import asyncio
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
+from scrapy.settings import Settings
 
 from crawler.addresses import read_pinned
 from crawler.cli.shared import LocalWorkers
 from crawler.distributed.robots import SharedRobots
 from settings.distributed import Distributed
+from settings.staging import ACCESS_VARIABLE, StagingAccess, read_audit
 
 STUBBORN = (
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(120)"
@@ -46,6 +49,38 @@ def test_local_workers_connect_where_the_coordinators_resolve_says(redis_url: st
         arguments = list(local.processes[0].args)
     given = [arguments[n + 1] for n, argument in enumerate(arguments) if argument == "--resolve"]
     assert given == ["www.x.test:80:127.0.0.1", "blog.x.test:80:127.0.0.2"]
+
+
+def environment_of(pid: int) -> dict[str, str]:
+    """A child's environment, once the kernel has laid it out after exec (bounded wait)."""
+    ends = time.monotonic() + 10
+    while not (raw := Path(f"/proc/{pid}/environ").read_bytes()) and time.monotonic() < ends:
+        time.sleep(0.01)
+    return dict(entry.decode().partition("=")[::2] for entry in raw.split(b"\0") if entry)
+
+
+def test_local_workers_crawl_with_the_coordinators_staging_credentials(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However the coordinator was given them (a config file's, say), its credentials reach its
+    local workers in their environment, each origin's own; never on their command line."""
+    access = StagingAccess((
+        ("http://www.x.test/", (("Authorization", "Basic cHJldmlldzpzM2NyZXQ="), ("Cookie", "w=www-c00kie"))),
+        ("http://blog.x.test/", (("Authorization", "Basic cHJldmlldzpzM2NyZXQ="),)),
+    ))  # fmt: skip
+    with LocalWorkers(shared(redis_url, 2), "text", b"a-secret-of-sixteen-chars", access=access) as local:
+        environment = environment_of(local.processes[0].pid)
+        arguments = " ".join(local.processes[0].args)
+    assert StagingAccess.from_json(environment[ACCESS_VARIABLE]) == access
+    assert "c00kie" not in arguments and "cHJldmlldzpzM2NyZXQ=" not in arguments
+    # A worker takes them as its own; any other process reads its own options.
+    monkeypatch.setenv(ACCESS_VARIABLE, environment[ACCESS_VARIABLE])
+    worker, other = Settings(), Settings()
+    for settings in (worker, other):
+        settings.setmodule("settings", priority="project")
+    worker.set("SITEMAP_ROLE", "worker")
+    assert read_audit(worker, "http://www.x.test/").access == access
+    assert read_audit(other, "http://www.x.test/").access is None
 
 
 def test_a_worker_that_will_not_end_is_stopped(redis_url: str) -> None:

@@ -18,6 +18,7 @@ from crawler.audit.findings import Finding, Kind
 from crawler.audit.record import Page
 from crawler.audit.soft404 import says_not_found
 from crawler.duplicates import kept_of
+from crawler.urls import site_root
 
 __all__ = ["site_findings"]
 
@@ -101,8 +102,10 @@ def hreflang(facts: SiteFacts) -> Iterator[Finding]:
 
 
 def soft_404s(facts: SiteFacts) -> Iterator[Finding]:
-    own = facts.not_found
+    """Pages answering 200 with their own host's 404 text (hosts run different software, so
+    each is compared with its own), or with a title that says "not found"."""
     for page in facts.pages("status = 200 AND digest IS NOT NULL"):
+        own = facts.not_found.get(site_root(page.url))
         if own is not None and own.digest and page.digest == own.digest:
             yield Finding(Kind.SOFT_404, page.url, "HTTP 200 with the text of the site's own 404 page")
         elif page.title and says_not_found(page.title):

@@ -9,7 +9,7 @@ written: memory stays flat however big the site.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -85,7 +85,7 @@ def build_report(
     hosts: HostMap | None,
     deep_threshold: int,
     blockers: list[Blocker],
-    not_found: NotFoundPage | None,
+    not_found: Mapping[str, NotFoundPage],
     existing: ExistingSitemaps | None,
 ) -> AuditReport:
     """The report of the record in *db*; its URL rows are read from *db*, which stays open until written."""

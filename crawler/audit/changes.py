@@ -7,7 +7,9 @@ detail such as "linked from 3 pages" changes while the problem stays.
 Several findings of one kind on one URL (hreflang alternates, a sitemap
 file's errors) are matched by their text first, then one for one. The
 findings a staging blocker groups count as there, so lifting or adding a
-blocker does not turn the rows it hid into news.
+blocker does not turn the rows it hid into news. An earlier finding on a
+production host this audit does not map is not ``fixed``: it was not looked
+at (``not_audited``); a host new to this audit has only new findings.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from crawler.hostmap import HostMap
 from crawler.regular_file import read_until
 from crawler.urls import site_root
 
-__all__ = ["NEW", "STILL_THERE", "PreviousAudit", "mark", "read_previous"]
+__all__ = ["NEW", "STILL_THERE", "PreviousAudit", "mark", "production_roots", "read_previous"]
 
 NEW, STILL_THERE = "new", "still there"
 Key = tuple[str, str]
@@ -37,6 +39,7 @@ class PreviousAudit:
     finished: str | None
     findings: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)  # listed, by key
     grouped: set[Key] = field(default_factory=set)  # folded under a blocker
+    hosts: frozenset[str] = frozenset()  # the production roots it mapped
 
 
 #: The most of an earlier report.json read: its head (verdict, findings), before the URL rows, which
@@ -75,7 +78,8 @@ def _previous(folder: Path, data: Any) -> PreviousAudit:
     audit = data["audit"] if isinstance(data.get("audit"), dict) else {}
     production = _production(audit)
     finished = audit.get("finished")
-    previous = PreviousAudit(str(folder), finished if isinstance(finished, str) else None)
+    finished = finished if isinstance(finished, str) else None
+    previous = PreviousAudit(str(folder), finished, hosts=production_roots(audit))
     for item in data["findings"]:
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
             raise ConfigError(f"--compare {path}: not an audit report (a finding without a kind)")
@@ -101,6 +105,15 @@ def _production(audit: dict[str, Any]) -> Callable[[str], str]:
     if not isinstance(start, str) or not isinstance(production, str):
         return lambda url: url
     return HostMap.one(site_root(start), production).to_production
+
+
+def production_roots(audit: dict[str, Any]) -> frozenset[str]:
+    """The production roots an audit (its ``audit`` block) mapped: each host's, or the one."""
+    pairs = audit.get("hosts")
+    if isinstance(pairs, list) and pairs and all(_is_pair(pair) for pair in pairs):
+        return frozenset(site_root(str(production)) for _, production in pairs)
+    production = audit.get("production_url")
+    return frozenset({site_root(production)} if isinstance(production, str) else ())
 
 
 def _is_pair(value: object) -> bool:
@@ -129,17 +142,21 @@ def _pair(current: list[Finding], earlier: list[dict[str, Any]]) -> list[dict[st
     return list(left)
 
 
-def mark(findings: FindingStore, previous: PreviousAudit) -> dict[str, Any]:
-    """Set each finding's ``change``; the ``compare`` block of the report (counts and the fixed findings)."""
+def mark(findings: FindingStore, previous: PreviousAudit, hosts: frozenset[str]) -> dict[str, Any]:
+    """Set each finding's ``change``; the ``compare`` block of the report (counts and the fixed
+    findings). *hosts*: the production roots this audit maps."""
     public = findings.public
     grouped = {(kind, public(url)) for head in findings.heads() for kind, urls in head.grouped.items() for url in urls}
-    fixed = []
+    dropped = previous.hosts - hosts if previous.hosts else frozenset()
+    fixed, not_audited = [], 0
     for key, earlier in previous.findings.items():
         current = findings.of_key(*key)
         left = _pair(current, earlier)
         for finding in current:
             findings.update(finding)
-        if key not in grouped:
+        if site_root(key[1]) in dropped:
+            not_audited += len(left)
+        elif key not in grouped:
             fixed += left
     new: list[int | None] = []
     still_there: list[int | None] = []
@@ -155,6 +172,9 @@ def mark(findings: FindingStore, previous: PreviousAudit) -> dict[str, Any]:
         "new": changes[NEW],
         "still_there": changes[STILL_THERE],
         "fixed": len(fixed),
+        "not_audited": not_audited,  # earlier findings on hosts this audit does not map
+        "hosts_not_audited": sorted(dropped),
+        "hosts_added": sorted(hosts - previous.hosts) if previous.hosts else [],
         "fixed_findings": [
             {key: item.get(key) for key in ("kind", "url", "production_url", "detail")} for item in fixed
         ],

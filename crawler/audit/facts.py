@@ -11,7 +11,7 @@ pages.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,13 +57,13 @@ class SiteFacts:
         db: sqlite3.Connection,
         start_url: str,
         deep_threshold: int,
-        not_found: NotFoundPage | None = None,
+        not_found: Mapping[str, NotFoundPage] | None = None,  # by host root: each host's own 404 page
         host_roots: tuple[str, ...] = (),  # the other hosts' roots, each a start of the crawl too
     ):
         self.db = db
         self.start_url = start_url
         self.deep_threshold = deep_threshold
-        self.not_found = not_found
+        self.not_found = not_found or {}
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA temp_store = FILE")  # big sorts go to disk; first: a change drops temp tables
         measure_click_depths(db, (start_url, *host_roots))

@@ -57,11 +57,9 @@ def preflight(
     timeout: float,
     pinned: tuple[Pinned, ...] = (),
     label: str = "the start URL",
-    probe: bool = True,
 ) -> Preflight:
     """*user_agent* is the User-Agent header sent; *agent* the name robots.txt rules are matched
-    against; *label* names *start_url* in an error (another mapped host's root is not the start);
-    *probe*: also fetch a page that cannot exist (the 404 fingerprint) and /sitemap.xml."""
+    against; *label* names *start_url* in an error (another mapped host's root is not the start)."""
     get: Callable[..., Fetched] = partial(
         fetch,
         user_agent=user_agent,
@@ -94,8 +92,7 @@ def preflight(
         agent=agent,
         token=token,
     )
-    if probe:
-        _probe(get, root, ignore, result)
+    _probe(get, root, ignore, result)
     return result
 
 

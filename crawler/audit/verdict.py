@@ -180,6 +180,12 @@ def verdict_block(
             f"Compared with {compare['with']}{when}: {compare['new']} new, "
             f"{compare['still_there']} still there, {compare['fixed']} fixed"
         )
+        if compare.get("hosts_not_audited"):
+            hosts = ", ".join(root.rstrip("/") for root in compare["hosts_not_audited"])
+            line += f"; {compare['not_audited']} on {hosts}, not audited this time"
+        if compare.get("hosts_added"):
+            hosts = ", ".join(root.rstrip("/") for root in compare["hosts_added"])
+            line += f"; new to this audit: {hosts} (every finding there is new)"
     critical = any(count for name, count in counts.items() if rule(name).severity is Severity.CRITICAL)
     return {
         "verdict": verdict_line(counts),

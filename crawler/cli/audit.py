@@ -68,13 +68,14 @@ def _describe(config: SitemapConfig, started: str) -> dict[str, Any]:
 def _existing(
     config: SitemapConfig,
     db: sqlite3.Connection,
-    fallback: bool,
+    fallback: tuple[str, ...],
     *,
     user_agent: str,
     timeout: float,
 ) -> ExistingSitemaps | None:
     """The site's own sitemaps read: the user's (URLs mapped to staging, or local files), else the
-    ones robots.txt names on the staging origins (the others are findings, never fetched). Each is
+    ones robots.txt names on the staging origins (the others are findings, never fetched), and the
+    /sitemap.xml of each *fallback* root (it answered 200) whose robots.txt named none read. Each is
     read as its own host's (a local file as the start URL's): its locs on that host's production."""
     hosts = config.audit.hosts
     root = site_root(config.start_url)
@@ -87,8 +88,8 @@ def _existing(
     if not sources:
         named = db.execute("SELECT url, robots FROM robots_sitemaps")
         sources, refused = site_sitemaps(named, root, hosts)
-    if not sources and fallback:
-        sources = [(root + "sitemap.xml", root)]
+        read = {owner for _, owner in sources}
+        sources += [(each + "sitemap.xml", each) for each in fallback if each not in read]
     if not sources and not refused:
         return None
     access = config.audit.access
@@ -164,9 +165,10 @@ def _audit(
         print(f"sitemap-crawler: audit not run: {error}", file=sys.stderr)
         return EXIT_FAILED
     if config.audit.as_if_no_blocker:
-        ignored = [b.ignored for b in checked.blockers if b.ignored]
+        blockers = [blocker for each in checked.values() for blocker in each.blockers]
+        ignored = [b.ignored for b in blockers if b.ignored]
         settings.set("SITEMAP_IGNORE_DIRECTIVES", ignored, priority="cmdline")
-        if any(b.kind == "robots" for b in checked.blockers):
+        if any(b.kind == "robots" for b in blockers):
             settings.set("SITEMAP_ROBOTS_IGNORE_DISALLOW_ALL", True, priority="cmdline")
     started = datetime.now(UTC).isoformat(timespec="seconds")
     began = time.monotonic()
@@ -180,7 +182,7 @@ def _audit(
         existing = _existing(
             config,
             db,
-            checked.has_sitemap_xml,
+            tuple(root for root, each in checked.items() if each.has_sitemap_xml),
             user_agent=user_agent,
             timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
         )
@@ -189,8 +191,8 @@ def _audit(
             audit=_describe(config, started),
             hosts=config.audit.hosts,
             deep_threshold=config.audit.deep_threshold,
-            blockers=checked.blockers,
-            not_found=_comparable(checked.not_found, config),
+            blockers=[blocker for each in checked.values() for blocker in each.blockers],
+            not_found={root: page for root, each in checked.items() if (page := _comparable(each.not_found, config))},
             existing=existing,
         )
         report.counts["parameters"] = result.parameters
@@ -206,13 +208,13 @@ def _audit(
         db.close()  # the report's findings live in it until the summary is printed
 
 
-def _preflights(config: SitemapConfig, settings: Settings) -> Preflight:
-    """The preflight of the start URL, and of each other mapped host's root: a host that cannot
-    be read stops the audit; each host's blockers are its own (``Blocker.root``)."""
+def _preflights(config: SitemapConfig, settings: Settings) -> dict[str, Preflight]:
+    """The preflight of the start URL, and of each other mapped host's root, by root: a host that
+    cannot be read stops the audit; each host's blockers, 404 page and /sitemap.xml are its own."""
     access, hosts = config.audit.access, config.audit.hosts
     start = site_root(config.start_url)
     roots = hosts.stagings if hosts else (start,)
-    checked = None
+    checked = {}
     for root in roots:
         each = preflight(
             config.start_url if root == start else root,
@@ -225,15 +227,10 @@ def _preflights(config: SitemapConfig, settings: Settings) -> Preflight:
             timeout=float(settings.getfloat("DOWNLOAD_TIMEOUT")),
             pinned=config.hosts.pinned,
             label="the start URL" if root == start else "the mapped staging host",
-            probe=root == start,  # the 404 fingerprint and /sitemap.xml are the start host's only
         )
         if len(roots) > 1:
             each.blockers = [replace(blocker, root=root) for blocker in each.blockers]
-        if checked is None:
-            checked = each  # the start's: its 404 page and /sitemap.xml
-        else:
-            checked.blockers += each.blockers
-    assert checked is not None
+        checked[root] = each
     return checked
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crawler.audit.changes import NEW, PreviousAudit, mark, read_previous
+from crawler.audit.changes import NEW, PreviousAudit, mark, production_roots, read_previous
 from crawler.audit.findings import Kind
 from crawler.audit.report import AuditReport
 from crawler.cli.exits import EXIT_FINDINGS
@@ -62,7 +62,7 @@ def previous_audit(folder: Any, fail_on: FailOn) -> PreviousAudit | None:
 
 def compare_with(report: AuditReport, previous: PreviousAudit | None) -> None:
     if previous is not None:
-        report.compare = mark(report.findings, previous)
+        report.compare = mark(report.findings, previous, production_roots(report.audit))
 
 
 def _failing(report: AuditReport, fail_on: FailOn) -> list[str]:

@@ -121,7 +121,9 @@ def run_crawl(settings: Settings, filters: list[logging.Filter]) -> tuple[CrawlR
             shared = replace(config.distributed, run=run)
             config = replace(config, distributed=shared)
             if shared.workers:
-                workers.enter_context(LocalWorkers(shared, config.log_format, secret, pinned=config.hosts.pinned))
+                local = LocalWorkers(shared, config.log_format, secret, pinned=config.hosts.pinned,
+                                     access=config.audit.access)  # fmt: skip
+                workers.enter_context(local)
         result, stats = _run_process(settings, config, worker_only, [*filters, secrets], own)
     if config.distributed is not None and not worker_only:
         origin = site_root(config.start_url).rstrip("/")

@@ -29,6 +29,7 @@ from crawler.distributed.server import PrivateRedis
 from settings.config import SitemapConfig
 from settings.distributed import SECRET_VARIABLE, Distributed, check_auth, masked_url
 from settings.environment import env_name
+from settings.staging import ACCESS_VARIABLE, StagingAccess
 
 __all__ = [
     "LocalWorkers",
@@ -166,12 +167,13 @@ class LocalWorkers:
     crawls too: ``--workers N`` is N crawling processes, one per core to use. A context:
     however the coordinator's run ends (an error included), its workers end with it."""
 
-    def __init__(self, shared: Distributed, log_format: str, secret: bytes, end_seconds: float = WORKERS_END_SECONDS,
-                 pinned: tuple[Pinned, ...] = ()):  # fmt: skip
+    def __init__(self, shared: Distributed, log_format: str, secret: bytes, *, end_seconds: float = WORKERS_END_SECONDS,
+                 pinned: tuple[Pinned, ...] = (), access: StagingAccess | None = None):  # fmt: skip
         self.shared = shared
         self.log_format = log_format
         self.secret = secret
         self.pinned = pinned  # the coordinator's --resolve: this machine's, so its workers' too
+        self.access = access  # the coordinator's staging credentials, however they were given
         self.end_seconds = end_seconds
         self.processes: list[subprocess.Popen[bytes]] = []
 
@@ -183,7 +185,8 @@ class LocalWorkers:
         self.finish()
 
     def start(self) -> None:
-        """The workers, given the Redis URL and the secret in their environment: out of ``ps``."""
+        """The workers, given the Redis URL, the secret and the staging credentials in their
+        environment: out of ``ps``."""
         command = [sys.executable, "-m", "crawler.cli", "worker", "--wait", "10", "--log-format", self.log_format]
         if self.shared.insecure:
             command.append("--insecure-redis")
@@ -192,6 +195,8 @@ class LocalWorkers:
         environment = {**os.environ, env_name("distributed"): self.shared.url, SECRET_VARIABLE: self.secret.decode()}
         if self.shared.ca_file:
             environment[env_name("redis_ca_file")] = self.shared.ca_file
+        if self.access is not None:
+            environment[ACCESS_VARIABLE] = self.access.to_json()
         for _ in range(self.shared.workers - 1):  # the coordinator is one of them
             worker = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=environment)  # noqa: S603 - our own CLI
             self.processes.append(worker)
