@@ -655,6 +655,12 @@ MUTANTS = [
     Mutant("local workers get the coordinator's staging credentials", "crawler/cli/shared.py",
            "            environment[ACCESS_VARIABLE] = self.access.to_json()", "            pass",
            ("tests/test_shared_orchestration.py::test_local_workers_crawl_with_the_coordinators_staging_credentials",)),
+    Mutant("coverage: a CRLF line's carriage return does not make it too long", "crawler/coverage/reading.py",
+           ' and (len(raw) > MAX_LINE + 1 or raw[-1:] != b"\\r"):', ":",
+           ("tests/test_coverage_units.py::test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long",)),
+    Mutant("coverage: a line too long is counted once, however it is cut into blocks", "crawler/coverage/reading.py",
+           "            yield rest\n", "",
+           ("tests/test_coverage_units.py::test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long",)),
 ]  # fmt: skip
 
 

@@ -170,15 +170,19 @@ def test_a_ranges_file_of_another_shape_is_one_line(tmp_path: Path) -> None:
 def test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long(tmp_path: Path) -> None:
     good = f'66.249.64.5 - - [04/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "{GOOGLEBOT}"\n'.encode()
     plain = tmp_path / "access.log"
-    plain.write_bytes(good + b"x" * (MAX_LINE * 3) + b"\n" + b"\xff\xfe\n" + b"\n" + good)
+    over = b"x" * (2 << 20)  # over MAX_LINE, and over the 1 MiB blocks it is read in: never held whole
+    plain.write_bytes(good + over + b"\n" + b"x" * (MAX_LINE * 3) + b"\n" + b"\xff\xfe\n" + b"\n" + good)
     zipped = tmp_path / "access.log.1"  # gzip told by its bytes, not its name
     zipped.write_bytes(gzip.compress(good * 3))
     cut = tmp_path / "access.log.2.gz"
     cut.write_bytes(gzip.compress(good * 1000)[:-40])
+    longest = good.replace(b'"\n', b" " * (MAX_LINE - len(good) + 1) + b'"')  # MAX_LINE characters
+    crlf = tmp_path / "access-crlf.log"  # a CRLF line of MAX_LINE characters is as long as with LF
+    crlf.write_bytes(longest + b"\r\n" + longest + b"x\r\n" + longest + b"\n")
     counts = LogCounts()
-    requests = list(read_logs([str(plain), str(zipped), str(cut)], line_parser(), counts))
-    assert len(requests) >= 2 + 3 and all(request.target == "/" for request in requests)
-    assert (counts.malformed, counts.not_utf8) == (1, 1)
+    requests = list(read_logs([str(plain), str(zipped), str(cut), str(crlf)], line_parser(), counts))
+    assert len(requests) >= 2 + 3 + 2 and all(request.target == "/" for request in requests)
+    assert (counts.malformed, counts.not_utf8) == (2 + 1, 1)
     assert counts.broken_files == [str(cut)]
 
 

@@ -80,8 +80,8 @@ def is_gzip(path: str) -> bool:
 def _lines(
     handle: io.BufferedIOBase, parse: Parser, counts: LogCounts, size: int | None = None
 ) -> Iterator[LogRequest]:
-    for raw in _raw_lines(handle, counts, size):
-        if len(raw) > MAX_LINE:
+    for raw in _raw_lines(handle, size):
+        if len(raw) > MAX_LINE and (len(raw) > MAX_LINE + 1 or raw[-1:] != b"\r"):  # a CRLF line's \r aside
             counts.lines += 1
             counts.malformed += 1
             continue
@@ -101,16 +101,15 @@ def _lines(
             yield request
 
 
-def _raw_lines(handle: io.BufferedIOBase, counts: LogCounts, size: int | None = None) -> Iterator[bytes]:
+def _raw_lines(handle: io.BufferedIOBase, size: int | None = None) -> Iterator[bytes]:
     """Each line of *handle* (of its next *size* bytes) without its newline, read in blocks (a
-    call per line costs more than its parse); a line over :data:`MAX_LINE` is counted malformed
-    and never held whole."""
+    call per line costs more than its parse); a line over :data:`MAX_LINE` is never held whole:
+    its start is given, the rest dropped."""
     rest = b""
     skipping = False  # inside a line over MAX_LINE: dropped up to its newline
     left = size
-    while block := handle.read1(
-        _BLOCK if left is None else min(_BLOCK, left)
-    ):  # read1: a gzip cut short keeps what came before
+    # read1: a gzip cut short keeps what came before.
+    while block := handle.read1(_BLOCK if left is None else min(_BLOCK, left)):
         if left is not None:
             left -= len(block)
         lines = (rest + block).split(b"\n")
@@ -122,9 +121,8 @@ def _raw_lines(handle: io.BufferedIOBase, counts: LogCounts, size: int | None = 
             lines.pop(0)
             skipping = False
         yield from lines
-        if len(rest) > MAX_LINE:
-            counts.lines += 1
-            counts.malformed += 1
+        if len(rest) > MAX_LINE + 1:  # too long already, whatever ends it
+            yield rest
             rest, skipping = b"", True
     if rest and not skipping:
         yield rest
