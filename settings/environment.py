@@ -37,9 +37,10 @@ VARIABLES = {
     "setting, never in Redis",
     ENV_PREFIX + "STAGING_ACCESS": "a local worker's copy of its coordinator's staging credentials, set by "
     "`crawl --workers N`; never a setting, never in Redis",
-    "SITEMAP_STAGING_USER": "`audit`: the staging site's basic-auth user, when `--user` is not given",
-    "SITEMAP_STAGING_PASSWORD": "`audit`: its password, when neither `--password` nor `--password-env` is given",
-    "SITEMAP_STAGING_COOKIE": "`audit`: one more `NAME=VALUE` cookie for the staging origin",
+    "SITEMAP_STAGING_USER": "`audit`, a crawl with `--production-url` and its workers: the staging site's "
+    "basic-auth user, when `--user` is not given",
+    "SITEMAP_STAGING_PASSWORD": "the same: its password, when neither `--password` nor `--password-env` is given",
+    "SITEMAP_STAGING_COOKIE": "the same: one more `NAME=VALUE` cookie for the staging origins",
     "SITEMAP_WEBHOOK_TOKEN": "`serve`: the webhook's shared secret, when `--token` is not given",
 }
 #: ``SITEMAP_CRAWLER_*`` variables that are not options with a setting.

@@ -31,7 +31,8 @@ __all__ = ["ACCESS_VARIABLE", "MASK", "Audit", "StagingAccess", "host_map", "pro
 
 #: How a shared crawl's coordinator hands its staging credentials to its local workers
 #: (``--workers N``): their environment, never a command line or the Redis. A worker on
-#: another machine takes its own (``$SITEMAP_STAGING_USER``, ``$SITEMAP_STAGING_PASSWORD``).
+#: another machine takes its own (``$SITEMAP_STAGING_USER``, ``$SITEMAP_STAGING_PASSWORD``,
+#: ``$SITEMAP_STAGING_COOKIE``).
 ACCESS_VARIABLE = "SITEMAP_CRAWLER_STAGING_ACCESS"
 
 #: A cookie value shorter than this is not masked on its own (it would mask ordinary words).
@@ -73,7 +74,10 @@ class StagingAccess:
         """The access :meth:`to_json` wrote (a coordinator's, for its local worker)."""
         try:
             data = json.loads(text)
-            return cls(tuple((str(origin), tuple((str(n), str(v)) for n, v in headers)) for origin, headers in data))
+            access = cls(tuple((str(origin), tuple((str(n), str(v)) for n, v in headers)) for origin, headers in data))
+            if not access.by_origin:
+                raise ValueError("no origin")
+            return access
         except (ValueError, TypeError) as error:
             raise ConfigError(f"${ACCESS_VARIABLE}: not the staging credentials a coordinator hands on") from error
 

@@ -602,7 +602,7 @@ MUTANTS = [
            "        own = facts.not_found.get(site_root(facts.start_url))",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
     Mutant("audit: each host whose robots.txt names no sitemap has its /sitemap.xml read", "crawler/cli/audit.py",
-           "for each in fallback if each not in read]", "for each in fallback[:1] if each not in read]",
+           "for each in fallback if each not in naming]", "for each in fallback[:1] if each not in naming]",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
     Mutant("coverage: each host's figures are its own URLs", "crawler/coverage/figures.py",
            "SELECT substr(f.url, 1, instr(substr(f.url, 9), '/') + 8) AS origin",
@@ -661,6 +661,10 @@ MUTANTS = [
     Mutant("coverage: a line too long is counted once, however it is cut into blocks", "crawler/coverage/reading.py",
            "            yield rest\n", "",
            ("tests/test_coverage_units.py::test_logs_are_read_plain_gzipped_cut_short_and_with_lines_too_long",)),
+    Mutant("audit: every robots.txt naming one sitemap is kept (each host names the index of all)",
+           "crawler/audit/record.py", "robots_sitemaps (url TEXT, robots TEXT, PRIMARY KEY (url, robots));",
+           "robots_sitemaps (url TEXT PRIMARY KEY, robots TEXT);",
+           (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
 ]  # fmt: skip
 
 

@@ -347,9 +347,17 @@ def test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml(tmp_pat
             "*": (404, {"Content-Type": "text/html"}, blog_404),
         },
     }
+    pairs = ("--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
     site = HostsSite(pages).start()
     try:
-        result = audit(site, tmp_path / "out", "--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
+        result = audit(site, tmp_path / "out", *pairs)
+        # Then both robots.txt name one index of every host's sitemaps, on www: the blog's
+        # /sitemap.xml is no longer read, though it is still there.
+        text, index = {"Content-Type": "text/plain"}, f"Sitemap: {PROD_WWW}/sitemap-hosts.xml\n"
+        for host in (WWW, BLOG):
+            pages[host]["/robots.txt"] = (200, text, "User-agent: *\nAllow: /\n" + index)
+        pages[WWW]["/sitemap-hosts.xml"] = urlset(f"{PROD_WWW}/", f"{PROD_BLOG}/post")
+        shared = audit(site, tmp_path / "shared", *pairs)
     finally:
         site.stop()
     assert result.returncode == 0, result.stderr
@@ -360,6 +368,9 @@ def test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml(tmp_pat
     assert by_kind.get("soft-404") == [site.root(BLOG) + "old"], by_kind
     assert sorted(report["sitemaps"]["sources"]) == [site.root(BLOG) + "sitemap.xml", site.root(WWW) + "sitemap.xml"]
     assert by_kind.get("listed-not-indexable") == [site.root(BLOG) + "gone"], by_kind
+    assert shared.returncode == 0, shared.stderr
+    report = json.loads((tmp_path / "shared" / "report.json").read_text())
+    assert report["sitemaps"]["sources"] == [site.root(WWW) + "sitemap-hosts.xml"]
 
 
 def test_a_mapped_host_that_refuses_the_audit_stops_it_before_the_crawl(tmp_path: Path) -> None:

@@ -75,6 +75,8 @@ def test_local_workers_crawl_with_the_coordinators_staging_credentials(
     assert "c00kie" not in arguments and "cHJldmlldzpzM2NyZXQ=" not in arguments
     # A worker takes them as its own; any other process reads its own options.
     monkeypatch.setenv(ACCESS_VARIABLE, environment[ACCESS_VARIABLE])
+    for variable in ("SITEMAP_STAGING_USER", "SITEMAP_STAGING_PASSWORD", "SITEMAP_STAGING_COOKIE"):
+        monkeypatch.delenv(variable, raising=False)
     worker, other = Settings(), Settings()
     for settings in (worker, other):
         settings.setmodule("settings", priority="project")

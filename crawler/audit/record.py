@@ -49,7 +49,8 @@ SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS pages ({", ".join(f"{name} {kind}" for name, kind in _TYPED.items())}, PRIMARY KEY (url));
 CREATE TABLE IF NOT EXISTS links (source TEXT, target TEXT, click INTEGER, anchor TEXT);
 CREATE TABLE IF NOT EXISTS warnings (url TEXT, code TEXT, detail TEXT);
-CREATE TABLE IF NOT EXISTS robots_sitemaps (url TEXT PRIMARY KEY, robots TEXT);  -- robots: the naming robots.txt's root
+-- robots: the root of the robots.txt naming url ('' if unknown); every host may name one index
+CREATE TABLE IF NOT EXISTS robots_sitemaps (url TEXT, robots TEXT, PRIMARY KEY (url, robots));
 CREATE TABLE IF NOT EXISTS listed (url TEXT PRIMARY KEY, times INTEGER NOT NULL);
 """
 

@@ -87,9 +87,8 @@ def _existing(
     refused: list[Finding] = []
     if not sources:
         named = db.execute("SELECT url, robots FROM robots_sitemaps")
-        sources, refused = site_sitemaps(named, root, hosts)
-        read = {owner for _, owner in sources}
-        sources += [(each + "sitemap.xml", each) for each in fallback if each not in read]
+        sources, refused, naming = site_sitemaps(named, root, hosts)
+        sources += [(each + "sitemap.xml", each) for each in fallback if each not in naming]
     if not sources and not refused:
         return None
     access = config.audit.access

@@ -126,7 +126,7 @@ class AuditRecorder:
     def robots_parsed(self, robotparser: RobotParser, request: object = None) -> None:
         sitemaps = robotparser.sitemaps if isinstance(robotparser, SiteRules) else []
         if self.db is not None:
-            root = site_root(url) if isinstance(url := getattr(request, "url", None), str) else None
+            root = site_root(url) if isinstance(url := getattr(request, "url", None), str) else ""
             self.db.executemany("INSERT OR IGNORE INTO robots_sitemaps VALUES (?, ?)", ((s, root) for s in sitemaps))
 
     def _tick(self) -> None:
