@@ -665,6 +665,12 @@ MUTANTS = [
            "crawler/audit/record.py", "robots_sitemaps (url TEXT, robots TEXT, PRIMARY KEY (url, robots));",
            "robots_sitemaps (url TEXT PRIMARY KEY, robots TEXT);",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
+    Mutant("coverage: a URL the crawl never met says what the state store knew of it", "crawler/coverage/earlier.py",
+           '        db.executemany("INSERT INTO earlier VALUES (?, ?, ?, ?, ?)", rows)\n', "",
+           (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
+    Mutant("coverage: each crawler's fetches of URLs earlier crawls met are counted", "crawler/coverage/figures.py",
+           '        figures[crawler]["not_met_earlier"] = {"urls": urls, "fetches": count, "listed_before": listed_before}',
+           "        pass", (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
 ]  # fmt: skip
 
 

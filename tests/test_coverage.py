@@ -486,3 +486,42 @@ def test_apaches_vhost_name_picks_a_set_but_never_loses_a_fetch(tmp_path: Path) 
     assert document["hosts"]["https://blog.example.com/"]["crawlers"]["Googlebot"]["fetches"] == 1
     assert "Googlebot" not in document["hosts"]["https://www.example.com/"]["crawlers"]
     assert document["logs"]["other_hosts"] == 1  # with several sets, a machine's name is no set's
+
+
+def test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew(tmp_path: Path) -> None:
+    """Two crawls with their state store: /old was listed by the first and is linked from nowhere
+    at the second. Googlebot still fetches it: not met, and the state store says it was listed;
+    /never is a URL the site never had. A --state that is no state store is one line, exit 2."""
+    from tests.hosts_site import HostsSite, html, resolve_options
+
+    host = "www.state.test"
+    pages = {"/": html('home <a href="/a">a</a> <a href="/old">old</a>'), "/a": html("page a"), "/old": html("old")}
+    site = HostsSite({host: pages}).start()
+    out = tmp_path / "out"
+    try:
+        for _ in range(2):
+            crawl = run_cli("crawl", site.root(host), "--out", str(out), *resolve_options([host], site.port), "-q")
+            assert crawl.returncode == 0, crawl.stderr
+            pages["/"] = html('home <a href="/a">a</a>')  # the second crawl meets /old no more
+            pages.pop("/old", None)
+    finally:
+        site.stop()
+    origin = site.root(host).rstrip("/")
+    assert sorted(sitemap_locs(out, origin)) == [origin + "/", origin + "/a"]
+    log = tmp_path / "access.log"
+    lines = [log_line("/a"), log_line("/old", status=404), log_line("/old", status=404), log_line("/never", status=404)]
+    log.write_text("\n".join(lines) + "\n")
+    result = run_cli("coverage", str(out), "--logs", str(log), "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    rows = {row["url"]: row for row in document["urls"]}
+    old, never = rows[origin + "/old"], rows[origin + "/never"]
+    assert (old["reason"], old["earlier"]["outcome"], old["earlier"]["listed"]) == ("not-met", "listed", True)
+    assert (never["reason"], never["earlier"]) == ("not-met", None)
+    assert rows[origin + "/a"]["earlier"] is None  # met by this crawl: its reason is the report's
+    assert document["crawlers"]["Googlebot"]["not_met_earlier"] == {"urls": 1, "fetches": 2, "listed_before": 1}
+    assert document["state"]["known"] == 1 and document["state"]["error"] is None
+    assert "2 fetches of 1 URL the site no longer links that an earlier crawl met (1 listed then)" in result.stderr
+    wrong = run_cli("coverage", str(out), "--logs", str(log), "--state", str(log))
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+    assert "not a state store" in wrong.stderr

@@ -22,6 +22,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
 from crawler.coverage.dnscheck import DnsCheck
+from crawler.coverage.earlier import open_state, read_earlier
 from crawler.coverage.figures import (
     NOT_MET,
     crawler_figures,
@@ -94,6 +95,9 @@ def add_coverage_command(commands: Any) -> None:
         help="processes reading the logs (default: one per core for over 32 MiB of files, else 1)",
     )
     coverage.add_argument("--report", metavar="FILE", help="the crawl report (default: OUT.crawl-report.jsonl)")
+    coverage.add_argument(
+        "--state", metavar="FILE", help="the crawl's state store (default: OUT.state.sqlite, when it is there)"
+    )
     coverage.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     coverage.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page")
 
@@ -114,6 +118,10 @@ def run_coverage(args: argparse.Namespace) -> int:
     report = Path(args.report) if args.report else beside(out, "crawl-report.jsonl")
     if args.report and not report.is_file():
         raise UsageError(f"--report {report}: no such file (the crawl's OUT.crawl-report.jsonl)")
+    state = Path(args.state) if args.state else beside(out, "state.sqlite")
+    if args.state and not state.is_file():
+        raise UsageError(f"--state {state}: no such file (the crawl's OUT.state.sqlite)")
+    earlier, state_block = _state(state, given=bool(args.state))
     with tempfile.TemporaryDirectory(prefix="sitemap-crawler-coverage-") as scratch:
         db = sqlite3.connect(Path(scratch) / "coverage.sqlite3")
         try:
@@ -131,11 +139,14 @@ def run_coverage(args: argparse.Namespace) -> int:
             tally.dns = DnsCheck() if args.verify_dns else None
             _read(sources, args, parse, tally, counts)
             store.fold()
+            if earlier is not None and state_block is not None:  # of the fetched URLs the crawl never met
+                state_block["known"] = read_earlier(earlier, db)
             since = _since(tally, args.days)
             open_window(db, since, NOT_MET if met is not None else NO_REPORT)
             document = {**_document(db, tally, counts, since, args.days), "report_urls": met}
             document["logs"]["given_twice"] = twice
             document["report"] = str(report) if met is not None else None
+            document["state"] = state_block
             document["ranges_collected"] = ranges.collected
             document["dns"] = tally.dns.figures() if tally.dns is not None else None
             document["parameters"] = parameter_figures(db)
@@ -150,6 +161,8 @@ def run_coverage(args: argparse.Namespace) -> int:
             _summary(document, out, sys.stderr)
         finally:
             db.close()
+            if earlier is not None:
+                earlier.close()
     return EXIT_OK
 
 
@@ -184,6 +197,19 @@ def _once(sources: list[str]) -> tuple[list[str], list[str]]:
         seen.add(key)
         kept.append(source)
     return kept, twice
+
+
+def _state(path: Path, *, given: bool) -> tuple[sqlite3.Connection | None, dict[str, Any] | None]:
+    """The state store, opened before the logs are read (one given by --state must be one; the
+    default one is read when it is there), and the ``state`` block of the document."""
+    if not path.is_file():
+        return None, None
+    try:
+        return open_state(path), {"path": str(path), "known": 0, "error": None}
+    except ValueError as error:
+        if given:
+            raise UsageError(f"--state {error}") from None
+        return None, {"path": str(path), "known": 0, "error": str(error)}
 
 
 def _since(tally: Tally, days: int) -> int:
@@ -265,6 +291,8 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
             else f"{plural(logs['no_agent'], 'request')} of the logs {verb} no user agent"
         )  # fmt: skip
         lines.append(f"{which} (the common format?): no crawler can be told apart in them; log the combined format")
+    if (state := document["state"]) and state["error"]:
+        lines.append(f"State store not read ({state['error']}): what earlier crawls knew is not shown")
     if document["report"] is None:
         lines.append(f"No crawl report ({NO_REPORT}): why a fetched URL is not listed is not known (--report FILE)")
     for origin, host in (document["hosts"] or {}).items():
@@ -289,6 +317,11 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
                 f"    fetched {change['refetched']:,} listed URLs again after their lastmod (median "
                 f"{change['median_hours']} h, 90% within {change['p90_hours']} h); "
                 f"{change['not_refetched']:,} not since"
+            )
+        if (earlier := figures["not_met_earlier"])["urls"]:
+            lines.append(
+                f"    {plural(earlier['fetches'], 'fetch')} of {plural(earlier['urls'], 'URL')} the site no longer "
+                f"links that an earlier crawl met ({earlier['listed_before']:,} listed then)"
             )
         if figures["listed_not_200"]:
             lines.append(f"    {figures['listed_not_200']:,} listed URLs answered it other than 200")

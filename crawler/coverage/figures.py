@@ -5,8 +5,8 @@ For each verified crawler: its fetches, the listed URLs it fetched and those it 
 what it fetched that is not listed grouped by the crawl's reason (``not-met``: a URL the
 crawl never met, an orphan or a dead URL still asked for; ``not-published``: one the crawl
 listed that OUT's set does not hold) with their share of its fetches, the statuses of what
-it fetched that the crawl never met, the listed URLs it got anything but 200 for, its fetches
-per day and per section.
+it fetched that the crawl never met and how many of those an earlier crawl met (the state
+store's), the listed URLs it got anything but 200 for, its fetches per day and per section.
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ SELECT f.crawler, CASE WHEN met.url IS NULL THEN (SELECT unmet FROM window_start
 FROM f LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
 WHERE listed.url IS NULL GROUP BY 1, 2 ORDER BY 4 DESC, 2
 """
+#: Of the URLs the crawl never met, those an earlier crawl did (the state store's): dead or orphaned.
+_EARLIER = """
+SELECT f.crawler, COUNT(DISTINCT f.url), SUM(f.n), COUNT(DISTINCT CASE WHEN earlier.listed THEN f.url END)
+FROM f JOIN earlier USING (url) GROUP BY 1
+"""
 _NOT_MET_STATUSES = """
 SELECT f.crawler, f.status, SUM(f.n) FROM f LEFT JOIN listed USING (url) LEFT JOIN met USING (url)
 WHERE listed.url IS NULL AND met.url IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 2
@@ -86,8 +91,10 @@ SELECT listed.section, COUNT(*), COUNT(DISTINCT f.url) FROM listed LEFT JOIN f U
 _URLS = """
 WITH g AS (SELECT url, crawler, status, SUM(n) AS n, MAX(last) AS last FROM f GROUP BY 1, 2, 3),
      u AS (SELECT url FROM listed UNION SELECT url FROM g)
-SELECT u.url, listed.url IS NOT NULL, met.url IS NOT NULL, met.reason, g.crawler, g.status, g.n, g.last
-FROM u LEFT JOIN listed USING (url) LEFT JOIN met USING (url) LEFT JOIN g USING (url) ORDER BY u.url
+SELECT u.url, listed.url IS NOT NULL, met.url IS NOT NULL, met.reason, g.crawler, g.status, g.n, g.last,
+       e.last_seen, e.outcome, e.reason, e.listed
+FROM u LEFT JOIN listed USING (url) LEFT JOIN met USING (url) LEFT JOIN g USING (url) LEFT JOIN earlier AS e USING (url)
+ORDER BY u.url
 """
 
 
@@ -110,6 +117,7 @@ def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
         figures[crawler] = {
             "fetches": fetches, "listed_fetched": 0, "listed_not_fetched": listed, "not_listed": {},
             "not_met_statuses": {}, "listed_not_200": 0, "per_day": {}, "sections": {},
+            "not_met_earlier": {"urls": 0, "fetches": 0, "listed_before": 0},
         }  # fmt: skip
     for crawler, count in db.execute(_LISTED_FETCHED):
         figures[crawler]["listed_fetched"] = count
@@ -117,6 +125,8 @@ def crawler_figures(db: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     for crawler, reason, urls, count in db.execute(_NOT_LISTED, {"not_published": NOT_PUBLISHED}):
         share = round(100 * count / figures[crawler]["fetches"], 1)
         figures[crawler]["not_listed"][reason] = {"urls": urls, "fetches": count, "share": share}
+    for crawler, urls, count, listed_before in db.execute(_EARLIER):
+        figures[crawler]["not_met_earlier"] = {"urls": urls, "fetches": count, "listed_before": listed_before}
     for crawler, status, count in db.execute(_NOT_MET_STATUSES):
         figures[crawler]["not_met_statuses"][str(status)] = count
     for crawler, count in db.execute(_LISTED_NOT_200):
@@ -167,16 +177,19 @@ def section_coverage(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 
 def url_rows(db: sqlite3.Connection) -> Iterator[dict[str, Any]]:
     """Every URL listed or fetched by a verified crawler in the window, in URL order:
-    ``{url, listed, reason, fetches: {crawler: n}, last_fetch, statuses: {status: n}}``."""
+    ``{url, listed, reason, fetches: {crawler: n}, last_fetch, statuses: {status: n}, earlier}``
+    (``earlier``: what the state store last knew of a URL this crawl never met, or ``None``)."""
     (unmet,) = db.execute("SELECT unmet FROM window_start").fetchone()
     rows = db.execute(_URLS)
     for url, group in groupby(rows, key=lambda row: row[0]):
         fetches: dict[str, int] = {}
         statuses: dict[str, int] = {}
         last: float | None = None
-        is_listed, reason = False, None
-        for _, listed, met, why, crawler, status, count, when in group:
+        is_listed, reason, earlier = False, None, None
+        for _, listed, met, why, crawler, status, count, when, *known in group:
             is_listed = bool(listed)
+            if known[0] is not None:  # last_seen: the state store knew the URL
+                earlier = {"last_seen": known[0], "outcome": known[1], "reason": known[2], "listed": bool(known[3])}
             reason = None if listed else (why or NOT_PUBLISHED) if met else unmet
             if crawler is not None:
                 fetches[crawler] = fetches.get(crawler, 0) + count
@@ -189,4 +202,5 @@ def url_rows(db: sqlite3.Connection) -> Iterator[dict[str, Any]]:
             "fetches": fetches,
             "last_fetch": None if last is None else datetime.fromtimestamp(last, UTC).isoformat(timespec="seconds"),
             "statuses": statuses,
+            "earlier": earlier,
         }

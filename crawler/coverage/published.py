@@ -30,6 +30,10 @@ __all__ = ["SCHEMA", "read_published", "read_report", "set_folders", "url_of"]
 SCHEMA = """
 CREATE TABLE listed (url TEXT PRIMARY KEY, section TEXT NOT NULL, lastmod REAL) WITHOUT ROWID;
 CREATE TABLE met (url TEXT PRIMARY KEY, reason TEXT, status INTEGER) WITHOUT ROWID;
+-- what earlier crawls knew of a fetched URL this one never met (crawler.coverage.earlier)
+CREATE TABLE earlier (
+    url TEXT PRIMARY KEY, last_seen TEXT, outcome TEXT, reason TEXT, listed INTEGER NOT NULL
+) WITHOUT ROWID;
 """
 _NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 MAX_MANIFEST = 64 * 1024 * 1024  # a manifest names at most 50,000 files
