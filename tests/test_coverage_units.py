@@ -77,6 +77,18 @@ DEC_4 = 1_796_378_400.0  # 2026-12-04T10:00:00Z
                         "request_User-Agent": "Googlebot"}),
             LogRequest("66.249.66.1", DEC_4, "/t", 200, "Googlebot"),
         ),
+        # Vercel's log drain (the request under proxy, milliseconds) and AWS API Gateway's access log
+        (
+            json.dumps({"timestamp": int(DEC_4 * 1000), "source": "edge", "host": "x.vercel.app",
+                        "proxy": {"clientIp": "66.249.66.1", "path": "/v?p=1", "statusCode": 200, "method": "GET",
+                                  "userAgent": ["Googlebot"], "host": "www.example.com"}}),
+            LogRequest("66.249.66.1", DEC_4, "/v?p=1", 200, "Googlebot", "www.example.com"),
+        ),
+        (
+            json.dumps({"requestId": "r1", "ip": "66.249.66.1", "requestTime": "04/Dec/2026:10:00:00 +0000",
+                        "httpMethod": "HEAD", "path": "/api/a", "status": "404", "userAgent": "Googlebot"}),
+            LogRequest("66.249.66.1", DEC_4, "/api/a", 404, "Googlebot", method="HEAD"),
+        ),
         # Times no log line carries, statuses that are not three ASCII digits, a line nested too deep
         ('{"time": NaN, "remote_addr": "1.2.3.4", "request": "GET / HTTP/1.1", "status": 200}', None),
         ('{"time": Infinity, "remote_addr": "1.2.3.4", "request": "GET / HTTP/1.1", "status": 200}', None),

@@ -192,23 +192,25 @@ def _time(fields: Mapping[str, str]) -> float | None:
 # --- JSON lines -------------------------------------------------------------------------------------
 
 #: Each field's names in the JSON logs of nginx (``escape=json``, as users name them), Caddy,
-#: Traefik, Cloudflare Logpush, Google Cloud's and Azure's load balancers, AWS WAF; dotted names
-#: go into nested objects. The first one present wins.
+#: Traefik, Cloudflare Logpush, Google Cloud's and Azure's load balancers, AWS WAF and API
+#: Gateway, Vercel's log drains; dotted names go into nested objects. The first one present wins.
 JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "address": ("remote_addr", "client_ip", "clientIp", "ClientIP", "ClientHost", "ClientAddr", "request.remote_ip",
-                "httpRequest.remoteIp", "httpRequest.clientIp", "properties.clientIp", "ip"),
+                "httpRequest.remoteIp", "httpRequest.clientIp", "properties.clientIp", "proxy.clientIp",
+                "request.client_ip", "sourceIp", "ip"),
     "time": ("time_iso8601", "time_local", "timestamp", "time", "ts", "EdgeStartTimestamp", "StartUTC", "msec",
-             "@timestamp"),
+             "@timestamp", "requestTime", "proxy.timestamp"),
     "target": ("request_uri", "request", "uri", "ClientRequestURI", "RequestPath", "request.uri",
-               "httpRequest.requestUrl", "properties.requestUri", "url"),
+               "httpRequest.requestUrl", "properties.requestUri", "proxy.path", "url", "path"),
     "args": ("args", "query_string", "httpRequest.args"),
     "status": ("status", "EdgeResponseStatus", "DownstreamStatus", "httpRequest.status", "properties.httpStatusCode",
-               "status_code"),
+               "status_code", "proxy.statusCode", "statusCode"),
     "agent": ("http_user_agent", "user_agent", "userAgent", "ClientRequestUserAgent", "request_User-Agent",
-              "httpRequest.userAgent", "properties.userAgent", "request.headers.User-Agent"),
-    "host": ("host", "http_host", "ClientRequestHost", "RequestHost", "request.host", "properties.hostName"),
+              "httpRequest.userAgent", "properties.userAgent", "request.headers.User-Agent", "proxy.userAgent"),
+    "host": ("proxy.host", "host", "http_host", "ClientRequestHost", "RequestHost", "request.host",
+             "properties.hostName"),  # Vercel's top-level host may be the deployment's own name
     "method": ("request_method", "method", "ClientRequestMethod", "RequestMethod", "request.method",
-               "httpRequest.requestMethod", "properties.httpMethod"),
+               "httpRequest.requestMethod", "properties.httpMethod", "proxy.method", "httpMethod"),
 }  # fmt: skip
 
 
