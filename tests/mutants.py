@@ -669,8 +669,9 @@ MUTANTS = [
            '        db.executemany("INSERT INTO earlier VALUES (?, ?, ?, ?, ?)", rows)\n', "",
            (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
     Mutant("coverage: each crawler's fetches of URLs earlier crawls met are counted", "crawler/coverage/figures.py",
-           '        figures[crawler]["not_met_earlier"] = {"urls": urls, "fetches": count, "listed_before": listed_before}',
-           "        pass", (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
+           '        figures[crawler]["not_met_earlier"] = {"urls": urls, "fetches": count, "listed_before": '
+           "listed_before}", "        pass",
+           (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
 ]  # fmt: skip
 
 
