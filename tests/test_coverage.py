@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import lxml.html
 import pytest
 
 from crawler.coverage.crawlers import load_ranges
@@ -511,10 +512,15 @@ def test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew(tmp_path:
     log = tmp_path / "access.log"
     lines = [log_line("/a"), log_line("/old", status=404), log_line("/old", status=404), log_line("/never", status=404)]
     log.write_text("\n".join(lines) + "\n")
-    result = run_cli("coverage", str(out), "--logs", str(log), "--json")
+    result = run_cli("coverage", str(out), "--logs", str(log), "--json", "--html", str(tmp_path / "c.html"))
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     rows = {row["url"]: row for row in document["urls"]}
+    page = lxml.html.fromstring((tmp_path / "c.html").read_bytes())
+    reasons = {row.xpath("td")[0].text_content(): row.xpath("td")[1].text_content() for row in page.xpath(
+        '//table[@id="unlisted"]//tr[td]')}  # fmt: skip
+    assert reasons[origin + "/old"].startswith("not-met (an earlier crawl met it, last 20")
+    assert reasons[origin + "/old"].endswith(", listed)") and reasons[origin + "/never"] == "not-met"
     old, never = rows[origin + "/old"], rows[origin + "/never"]
     assert (old["reason"], old["earlier"]["outcome"], old["earlier"]["listed"]) == ("not-met", "listed", True)
     assert (never["reason"], never["earlier"]) == ("not-met", None)
