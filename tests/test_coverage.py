@@ -520,14 +520,16 @@ def test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew(tmp_path:
     reasons = {row.xpath("td")[0].text_content(): row.xpath("td")[1].text_content() for row in page.xpath(
         '//table[@id="unlisted"]//tr[td]')}  # fmt: skip
     assert reasons[origin + "/old"].startswith("not-met (an earlier crawl met it, last 20")
-    assert reasons[origin + "/old"].endswith(", listed)") and reasons[origin + "/never"] == "not-met"
+    assert reasons[origin + "/old"].endswith(", once listed)") and reasons[origin + "/never"] == "not-met"
     old, never = rows[origin + "/old"], rows[origin + "/never"]
     assert (old["reason"], old["earlier"]["outcome"], old["earlier"]["listed"]) == ("not-met", "listed", True)
     assert (never["reason"], never["earlier"]) == ("not-met", None)
     assert rows[origin + "/a"]["earlier"] is None  # met by this crawl: its reason is the report's
     assert document["crawlers"]["Googlebot"]["not_met_earlier"] == {"urls": 1, "fetches": 2, "listed_before": 1}
     assert document["state"]["known"] == 1 and document["state"]["error"] is None
-    assert "2 fetches of 1 URL the site no longer links that an earlier crawl met (1 listed then)" in result.stderr
+    assert (
+        "2 fetches of 1 URL the site no longer links that earlier crawls met (1 of them once listed)" in result.stderr
+    )
     wrong = run_cli("coverage", str(out), "--logs", str(log), "--state", str(log))
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert "not a state store" in wrong.stderr

@@ -321,7 +321,7 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         if (earlier := figures["not_met_earlier"])["urls"]:
             lines.append(
                 f"    {plural(earlier['fetches'], 'fetch')} of {plural(earlier['urls'], 'URL')} the site no longer "
-                f"links that an earlier crawl met ({earlier['listed_before']:,} listed then)"
+                f"links that earlier crawls met ({earlier['listed_before']:,} of them once listed)"
             )
         if figures["listed_not_200"]:
             lines.append(f"    {figures['listed_not_200']:,} listed URLs answered it other than 200")
