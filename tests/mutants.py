@@ -588,7 +588,7 @@ MUTANTS = [
     Mutant("verify-dns: DNS that does not answer is given up", "crawler/coverage/dnscheck.py",
            "            if self._in_a_row >= self.give_up_after:", "            if False:",
            (f"{DNS}::test_dns_that_does_not_answer_is_given_up_and_nothing_is_counted_by_it",)),
-    Mutant("coverage: a log file given twice is read once", "crawler/cli/coverage.py",
+    Mutant("coverage: a log file given twice is read once", "crawler/coverage/reading.py",
            "        if key is not None and key in seen:", "        if False:",
            (f"{COVERAGE}::test_a_log_given_twice_is_read_once_and_a_log_without_agents_says_so",)),
     Mutant("coverage: Apache's vhost_combined lines are read", "crawler/coverage/logformats.py",
@@ -602,7 +602,7 @@ MUTANTS = [
            "        own = facts.not_found.get(site_root(facts.start_url))",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
     Mutant("audit: each host whose robots.txt names no sitemap has its /sitemap.xml read", "crawler/cli/audit.py",
-           "for each in fallback if each not in naming]", "for each in fallback[:1] if each not in naming]",
+           "for each in fallback if each not in named_by]", "for each in fallback[:1] if each not in named_by]",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
     Mutant("coverage: each host's figures are its own URLs", "crawler/coverage/figures.py",
            "SELECT substr(f.url, 1, instr(substr(f.url, 9), '/') + 8) AS origin",
@@ -672,6 +672,24 @@ MUTANTS = [
            '        figures[crawler]["not_met_earlier"] = {"urls": urls, "fetches": count, "listed_before": '
            "listed_before}", "        pass",
            (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
+    Mutant("a set's locs on a host whose robots.txt names it too are that host's (cross-submission)",
+           "crawler/validate/document.py", "        elif origin != context.origin and origin not in context.crossed:",
+           "        elif origin != context.origin:",
+           (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
+    Mutant("audit: an index every host's robots.txt names is read for each of them", "crawler/cli/audit.py",
+           "            crossed = tuple(origin.rstrip(\"/\") for each in others for origin in "
+           "(each, productions[each]))", "            crossed = ()",
+           (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
+    Mutant("coverage HTML: each section counts a listed URL once, however often it was fetched",
+           "crawler/coverage/figures.py", "SELECT listed.section, COUNT(DISTINCT listed.url),",
+           "SELECT listed.section, COUNT(*),",
+           (f"{COVERAGE}::test_the_section_chart_counts_each_listed_url_once",)),
+    Mutant("coverage HTML: a parameter's values are its count", "crawler/coverage/templates/report.html.j2",
+           '{{ entry["values"] }}', "{{ entry.values }}",
+           (f"{COVERAGE}::test_each_query_parameter_says_what_it_cost_and_the_line_that_stops_it",)),
+    Mutant("coverage: --html is checked before the logs are read", "crawler/cli/coverage.py",
+           "    if args.html and (Path(args.html).is_dir() or not Path(args.html).parent.is_dir()):",
+           "    if False:", (f"{COVERAGE}::test_a_wrong_option_is_one_line_and_exit_2",)),
 ]  # fmt: skip
 
 

@@ -351,12 +351,16 @@ def test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml(tmp_pat
     site = HostsSite(pages).start()
     try:
         result = audit(site, tmp_path / "out", *pairs)
-        # Then both robots.txt name one index of every host's sitemaps, on www: the blog's
-        # /sitemap.xml is no longer read, though it is still there.
+        # Then both robots.txt name one index of every host's sitemaps, on www (as --index-host
+        # writes it): the blog's file it lists is read as the blog's, its /sitemap.xml no more.
         text, index = {"Content-Type": "text/plain"}, f"Sitemap: {PROD_WWW}/sitemap-hosts.xml\n"
         for host in (WWW, BLOG):
             pages[host]["/robots.txt"] = (200, text, "User-agent: *\nAllow: /\n" + index)
-        pages[WWW]["/sitemap-hosts.xml"] = urlset(f"{PROD_WWW}/", f"{PROD_BLOG}/post")
+        files = "".join(f"<sitemap><loc>{loc}</loc></sitemap>" for loc in (
+            f"{PROD_WWW}/sitemap.xml", f"{PROD_BLOG}/sitemap-blog.xml"))  # fmt: skip
+        pages[WWW]["/sitemap-hosts.xml"] = (200, {"Content-Type": "application/xml"}, (
+            f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{files}</sitemapindex>'))  # fmt: skip
+        pages[BLOG]["/sitemap-blog.xml"] = urlset(f"{PROD_BLOG}/", f"{PROD_BLOG}/post")
         shared = audit(site, tmp_path / "shared", *pairs)
     finally:
         site.stop()
@@ -371,6 +375,10 @@ def test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml(tmp_pat
     assert shared.returncode == 0, shared.stderr
     report = json.loads((tmp_path / "shared" / "report.json").read_text())
     assert report["sitemaps"]["sources"] == [site.root(WWW) + "sitemap-hosts.xml"]
+    assert report["sitemaps"]["files"] == 3 and report["sitemaps"]["urls"] == 4
+    kinds = {(finding["kind"], finding["url"]) for finding in report["findings"]}
+    assert not {kind for kind, _ in kinds} & {"sitemap-errors", "listed-not-indexable"}, kinds
+    assert ("indexable-not-listed", site.root(BLOG) + "post") not in kinds, kinds
 
 
 def test_a_mapped_host_that_refuses_the_audit_stops_it_before_the_crawl(tmp_path: Path) -> None:

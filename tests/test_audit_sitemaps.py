@@ -245,7 +245,7 @@ def test_only_the_staging_origin_is_read_of_what_robots_txt_names() -> None:
              "http://127.0.0.1:8001/u.xml", "http://localhost:8000/v.xml", "https://127.0.0.1:8000/w.xml",
              "/etc/passwd", "file:///etc/passwd", "ftp://127.0.0.1:8000/x.xml"]  # fmt: skip
     sources, refused, naming = site_sitemaps([(line, None) for line in named], HOSTS.staging, HOSTS)
-    assert naming == {HOSTS.staging}
+    assert naming == {url: [HOSTS.staging] for url, _ in sources}
     assert sources == [("http://127.0.0.1:8000/s.xml", HOSTS.staging), ("http://127.0.0.1:8000/t.xml", HOSTS.staging)]
     assert [f.detail.split(" not fetched: ")[0] for f in refused] == [f"Sitemap: {url}" for url in named[3:]]
     assert {f.url for f in refused} == {"http://127.0.0.1:8000/robots.txt"}

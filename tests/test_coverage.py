@@ -204,6 +204,8 @@ BAD = [
     (["--logs", "/nonexistent.log"], "--logs /nonexistent.log: no such file"),
     (["--logs", "-", "--log-format", "$remote_addr $status"], "the log format has no $time_local"),
     (["--logs", "-", "--bot-ranges", "/nonexistent.json"], "/nonexistent.json: not readable as JSON"),
+    (["--logs", "-", "--html", "/nonexistent/page.html"], "--html /nonexistent/page.html: give a file in a folder"),
+    (["--logs", "-", "--html", "/tmp"], "--html /tmp: give a file in a folder that exists"),
 ]
 
 
@@ -274,6 +276,17 @@ def test_each_query_parameter_says_what_it_cost_and_the_line_that_stops_it(cover
     assert "sort: 3 fetches of 2 URLs (2 values); robots.txt: Disallow: /*?sort= and Disallow: /*&sort=" in (
         covered.stderr
     )
+    page = lxml.html.fromstring(covered.html.read_bytes())
+    row = page.xpath('//table[@id="parameters"]//tr[td/code="sort"]/td')
+    assert [cell.text_content() for cell in row[1:4]] == ["2", "2", "0"]  # URLs, values, listed
+
+
+def test_the_section_chart_counts_each_listed_url_once(covered: Coverage) -> None:
+    """/b.html was fetched on three days, by two crawlers: still one listed URL of four, and /docs/
+    the one no crawler fetched."""
+    page = lxml.html.fromstring(covered.html.read_bytes())
+    titles = page.xpath('//*[@id="sections"]//*[local-name()="title"]/text()')
+    assert titles == ["1 of 4 listed URLs never fetched by a verified crawler"]
 
 
 def test_how_long_a_change_waited_for_each_crawler(covered: Coverage) -> None:

@@ -44,15 +44,15 @@ def off_origin(url: str, staging_root: str, hosts: HostMap | None) -> tuple[str 
 
 def site_sitemaps(
     named: Iterable[tuple[str, str | None]], staging_root: str, hosts: HostMap | None
-) -> tuple[list[tuple[str, str]], list[Finding], set[str]]:
+) -> tuple[list[tuple[str, str]], list[Finding], dict[str, list[str]]]:
     """The sitemaps each robots.txt names that are read: (staging URL, the root of the host whose
     robots.txt names it first, whose sitemap it is), each once; a ``sitemap-errors`` finding on
-    that robots.txt for each that is not; and the roots whose robots.txt names one that is read
-    (every host may name one index of all hosts). *named* is (line, the naming robots.txt's
-    root), the start's if unknown."""
+    that robots.txt for each that is not; and each one's naming roots (every host may name one
+    index of all hosts: cross-submission). *named* is (line, the naming robots.txt's root), the
+    start's if unknown."""
     sources: dict[str, str] = {}
     refused: list[Finding] = []
-    naming: set[str] = set()
+    naming: dict[str, list[str]] = {}
     lines = list(named)
     for line, owner in lines[:MAX_NAMED]:
         root = owner or staging_root
@@ -62,7 +62,8 @@ def site_sitemaps(
             refused.append(Finding(Kind.SITEMAP_ERRORS, root + "robots.txt", f"Sitemap: {shown} not fetched: {why}"))
         else:
             sources.setdefault(url, root)
-            naming.add(root)
+            if root not in (roots := naming.setdefault(url, [])):
+                roots.append(root)
     if len(lines) > MAX_NAMED:
         more = f"{len(lines) - MAX_NAMED} more Sitemap: lines not read (at most {MAX_NAMED})"
         refused.append(Finding(Kind.SITEMAP_ERRORS, staging_root + "robots.txt", more))

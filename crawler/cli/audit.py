@@ -76,7 +76,8 @@ def _existing(
     """The site's own sitemaps read: the user's (URLs mapped to staging, or local files), else the
     ones robots.txt names on the staging origins (the others are findings, never fetched), and the
     /sitemap.xml of each *fallback* root (it answered 200) whose robots.txt named none read. Each is
-    read as its own host's (a local file as the start URL's): its locs on that host's production."""
+    read as its own host's (a local file as the start URL's): its locs on that host's production,
+    or on another host whose robots.txt names it too (one index of every host's sitemaps)."""
     hosts = config.audit.hosts
     root = site_root(config.start_url)
     pairs = hosts.pairs if hosts else ((root, root),)
@@ -85,14 +86,17 @@ def _existing(
     # A sitemap the user gives is its location's host's (a local file the start's).
     sources = [(s, next((staging for staging, _ in pairs if s.startswith(staging)), root)) for s in given]
     refused: list[Finding] = []
+    naming: dict[str, list[str]] = {}
     if not sources:
         named = db.execute("SELECT url, robots FROM robots_sitemaps")
         sources, refused, naming = site_sitemaps(named, root, hosts)
-        sources += [(each + "sitemap.xml", each) for each in fallback if each not in naming]
+        named_by = {each for roots in naming.values() for each in roots}
+        sources += [(each + "sitemap.xml", each) for each in fallback if each not in named_by]
     if not sources and not refused:
         return None
     access = config.audit.access
     existing = ExistingSitemaps()
+    productions = dict(pairs)
     for staging, production in pairs:
         options = SetOptions(
             origin=production.rstrip("/"),
@@ -104,8 +108,11 @@ def _existing(
             same_lastmod_share=config.audit.same_lastmod_share,
             pinned=config.hosts.pinned,
         )
-        if group := [url for url, owner in sources if (owner if owner in stagings else root) == staging]:
-            read_existing(group, options, hosts, db, existing)
+        for url in [url for url, owner in sources if (owner if owner in stagings else root) == staging]:
+            # Cross-submission: each other host whose robots.txt names it may be listed in it, as itself.
+            others = [each for each in naming.get(url, ()) if each != staging and each in productions]
+            crossed = tuple(origin.rstrip("/") for each in others for origin in (each, productions[each]))
+            read_existing([url], replace(options, crossed=crossed), hosts, db, existing)
     existing.findings[:0] = refused
     return existing
 

@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import sqlite3
-import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -38,7 +37,7 @@ from crawler.coverage.logformats import Parser, line_parser
 from crawler.coverage.parallel import PARALLEL_FROM, PIECE_BYTES, cpus, pieces, tally_in_parallel, worth_cutting
 from crawler.coverage.parameters import parameter_figures, robots_words
 from crawler.coverage.published import SCHEMA, read_published, read_report
-from crawler.coverage.reading import LogCounts, read_logs
+from crawler.coverage.reading import LogCounts, once, read_logs
 from crawler.coverage.tally import DAY, FETCH_SCHEMA, FetchStore, Tally
 from settings.checks import beside
 from settings.ranges import option_type
@@ -114,10 +113,12 @@ def run_coverage(args: argparse.Namespace) -> int:
     for source in args.logs:  # a file, or a pipe (--logs <(zcat ...)); never a folder
         if source != "-" and (not Path(source).exists() or Path(source).is_dir()):
             raise UsageError(f"--logs {source}: no such file")
-    sources, twice = _once(args.logs)
+    sources, twice = once(args.logs)
     report = Path(args.report) if args.report else beside(out, "crawl-report.jsonl")
     if args.report and not report.is_file():
         raise UsageError(f"--report {report}: no such file (the crawl's OUT.crawl-report.jsonl)")
+    if args.html and (Path(args.html).is_dir() or not Path(args.html).parent.is_dir()):
+        raise UsageError(f"--html {args.html}: give a file in a folder that exists")
     state = Path(args.state) if args.state else beside(out, "state.sqlite")
     if args.state and not state.is_file():
         raise UsageError(f"--state {state}: no such file (the crawl's OUT.state.sqlite)")
@@ -179,24 +180,6 @@ def _read(sources: list[str], args: argparse.Namespace, parse: Parser, tally: Ta
         for request in read_logs(sources, parse, counts):
             tally.add(request)
     tally.flush()
-
-
-def _once(sources: list[str]) -> tuple[list[str], list[str]]:
-    """*sources* with each file once (the same file under two names, a hard link, a rotated log
-    given twice would count its requests twice), and those left out."""
-    kept, twice, seen = [], [], set()
-    for source in sources:
-        try:
-            status = Path(source).stat() if source != "-" else None
-        except OSError:
-            status = None  # the reading says what is wrong with it
-        key = (status.st_dev, status.st_ino) if status is not None and stat.S_ISREG(status.st_mode) else None
-        if key is not None and key in seen:
-            twice.append(source)
-            continue
-        seen.add(key)
-        kept.append(source)
-    return kept, twice
 
 
 def _state(path: Path, *, given: bool) -> tuple[sqlite3.Connection | None, dict[str, Any] | None]:

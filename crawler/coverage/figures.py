@@ -86,7 +86,7 @@ WITH l AS (SELECT substr(url, 1, instr(substr(url, 9), '/') + 8) AS origin, COUN
 SELECT l.origin, l.n, g.crawler, g.fetches, g.listed_fetched FROM l LEFT JOIN g USING (origin) ORDER BY 1, 4 DESC
 """
 _SECTION_COVERAGE = """
-SELECT listed.section, COUNT(*), COUNT(DISTINCT f.url) FROM listed LEFT JOIN f USING (url) GROUP BY 1
+SELECT listed.section, COUNT(DISTINCT listed.url), COUNT(DISTINCT f.url) FROM listed LEFT JOIN f USING (url) GROUP BY 1
 """
 _URLS = """
 WITH g AS (SELECT url, crawler, status, SUM(n) AS n, MAX(last) AS last FROM f GROUP BY 1, 2, 3),

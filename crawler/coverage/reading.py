@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from typing import cast
 
 from crawler.coverage.logformats import LogRequest, Parser
 
-__all__ = ["LogCounts", "is_gzip", "read_logs", "read_piece"]
+__all__ = ["LogCounts", "is_gzip", "once", "read_logs", "read_piece"]
 
 #: A longer line is not a request line (nginx caps a request line at a few kilobytes).
 MAX_LINE = 64 * 1024
@@ -70,6 +71,24 @@ def read_piece(
             yield from _lines(handle, parse, counts, size)
         except (EOFError, zlib.error, gzip.BadGzipFile):
             counts.broken_files = [*(counts.broken_files or []), source]
+
+
+def once(sources: list[str]) -> tuple[list[str], list[str]]:
+    """*sources* with each file once (the same file under two names, a hard link, a rotated log
+    given twice would count its requests twice), and those left out."""
+    kept, twice, seen = [], [], set()
+    for source in sources:
+        try:
+            status = Path(source).stat() if source != "-" else None
+        except OSError:
+            status = None  # the reading says what is wrong with it
+        key = (status.st_dev, status.st_ino) if status is not None and stat.S_ISREG(status.st_mode) else None
+        if key is not None and key in seen:
+            twice.append(source)
+            continue
+        seen.add(key)
+        kept.append(source)
+    return kept, twice
 
 
 def is_gzip(path: str) -> bool:

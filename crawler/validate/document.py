@@ -56,16 +56,17 @@ class Entry:
 class SetContext:
     """What the files of one set share: the origin and the locs seen.
 
-    *declared* means the origin was given (``--origin`` or the index's own
-    URL), not guessed from the first loc. *aliases* are other spellings of
-    that origin (a staging copy's, whose own sitemap names it): their locs
-    are that origin's URLs. Seen locs are kept as 64-bit hashes: a
-    million-URL set stays small in memory.
+    *declared*: the origin was given (``--origin``, the index's own URL), not
+    guessed from the first loc. *aliases*: other spellings of it (a staging
+    copy's, whose own sitemap names it), their locs its URLs; *crossed*: hosts
+    whose robots.txt names the set (cross-submission), their locs their own.
+    Seen locs are 64-bit hashes: a million-URL set stays small in memory.
     """
 
     origin: str | None = None
     declared: bool = False
     aliases: frozenset[str] = frozenset()
+    crossed: frozenset[str] = frozenset()
     same_lastmod_share: int = SAME_LASTMOD_SHARE  # percent
     seen: dict[int, str] = field(default_factory=dict)
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -252,7 +253,7 @@ class DocumentCheck:
             context.origin = origin
         elif origin in context.aliases:
             loc = context.origin + loc[len(origin) :]  # the same page: a duplicate either way it is spelled
-        elif origin != context.origin:
+        elif origin != context.origin and origin not in context.crossed:
             self.problem(node, "host", f"{loc} is not on {context.origin}")
         elif not context.declared and is_dev_origin(origin) and self._state.once("dev-host"):
             self.problem(node, "dev-host", f"{loc} is on a development host (said once per file)")

@@ -53,6 +53,8 @@ class SetOptions:
     user_agent: str | None = None
     #: Other origins (``scheme://host[:port]``) whose locs are *origin*'s URLs: a staging copy's own.
     aliases: tuple[str, ...] = ()
+    #: Other origins whose robots.txt names the set (cross-submission): their locs are their own.
+    crossed: tuple[str, ...] = ()
     #: ``same-lastmod``: one lastmod on this share of a file's URLs (percent) or more.
     same_lastmod_share: int = SAME_LASTMOD_SHARE
     #: ``--resolve`` rules: names connected to these addresses (crawler/addresses.py).
@@ -75,9 +77,13 @@ class SitemapSet:
         origin = self.options.origin
         if origin is None and _is_remote(self.target):
             origin = origin_of(self.target)
-        aliases = frozenset(alias.lower().rstrip("/") for alias in self.options.aliases)
-        share = self.options.same_lastmod_share
-        self._context = SetContext(origin.lower() if origin else None, origin is not None, aliases, share)
+        self._context = SetContext(
+            origin.lower() if origin else None,
+            origin is not None,
+            aliases=frozenset(alias.lower().rstrip("/") for alias in self.options.aliases),
+            crossed=frozenset(other.lower().rstrip("/") for other in self.options.crossed),
+            same_lastmod_share=self.options.same_lastmod_share,
+        )
         self._kinds: dict[str, str | None] = {}  # file key -> root element, once checked
         self._unreadable = False
 
@@ -189,7 +195,7 @@ class SitemapSet:
 
     def _remote_children(self, index: str, entries: list[Entry]) -> Iterator[Entry | Finding]:
         # Only the set's origin and the index's own are fetched: never a local path, never another site.
-        allowed = {self._context.origin, origin_of(index), *self._context.aliases}
+        allowed = {self._context.origin, origin_of(index), *self._context.aliases, *self._context.crossed}
         locate = self.options.locate
         failures = 0
         for number, entry in enumerate(entries):
