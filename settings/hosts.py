@@ -60,7 +60,10 @@ def read_hosts(settings: BaseSettings, start_url: str, staging: tuple[str, ...] 
             names += (parts.hostname,)
     for name in names:
         if not _HOST.fullmatch(name):
-            raise ConfigError(f"SITEMAP_HOSTS: {name!r} is not a host name, nor *. and one (--host)")
+            raise ConfigError(
+                f"SITEMAP_HOSTS: {name!r} is not a host name, nor *. and one (--host): give the name alone, "
+                "without scheme or port (every host is crawled on the start URL's)"
+            )
         if name.startswith("*.") and not public_suffix_free(name[2:]):
             raise ConfigError(
                 f"SITEMAP_HOSTS: {name!r} covers every site under a public suffix (--host): name the site's "

@@ -597,9 +597,9 @@ MUTANTS = [
     Mutant("coverage: a logged target's escapes become its %NN", "crawler/coverage/logformats.py",
            '    if "\\\\" in target:', "    if False:",
            ("tests/test_coverage_units.py::test_each_format_reads_the_same_request",)),
-    Mutant("audit: each host's pages are compared with its own 404 page", "crawler/audit/analysis.py",
-           "        own = facts.not_found.get(site_root(page.url))",
-           "        own = facts.not_found.get(site_root(facts.start_url))",
+    Mutant("audit: each host's pages are compared with its own 404 page", "crawler/audit/facts.py",
+           "        own = self.not_found.get(site_root(page.url))",
+           "        own = self.not_found.get(site_root(self.start_url))",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
     Mutant("audit: each host whose robots.txt names no sitemap has its /sitemap.xml read", "crawler/cli/audit.py",
            "for each in fallback if each not in named_by]", "for each in fallback[:1] if each not in named_by]",
@@ -690,6 +690,13 @@ MUTANTS = [
     Mutant("coverage: --html is checked before the logs are read", "crawler/cli/coverage.py",
            "    if args.html and (Path(args.html).is_dir() or not Path(args.html).parent.is_dir()):",
            "    if False:", (f"{COVERAGE}::test_a_wrong_option_is_one_line_and_exit_2",)),
+    Mutant("audit: a soft 404 is never advised to be listed", "crawler/audit/existing.py",
+           "        if not facts.is_own_404(page):", "        if True:",
+           (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
+    Mutant("coverage: a state store of another crawl is refused", "crawler/cli/coverage.py",
+           "            if earlier is not None and state_block is not None and not knows_any(earlier, origins):",
+           "            if False:",
+           (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
 ]  # fmt: skip
 
 

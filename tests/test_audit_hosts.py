@@ -236,7 +236,7 @@ def test_a_host_left_out_of_the_second_audit_is_not_fixed_and_a_host_added_is_ne
     assert compare["hosts_not_audited"] == [f"{PROD_BLOG}/"] and compare["hosts_added"] == []
     assert f"0 fixed; {len(on_blog)} on {PROD_BLOG}, not audited this time" in alone.stderr
     pairs = ("--production-url", PROD_WWW, "--production-url", f"{BLOG}={PROD_BLOG}")
-    both = audit(staged.site, tmp_path / "both", *pairs, "--compare", str(tmp_path / "alone"))
+    both = audit(staged.site, tmp_path / "both", *pairs, "--compare", str(tmp_path / "alone" / "report.json"))
     assert both.returncode == 0, both.stderr
     compare = json.loads((tmp_path / "both" / "report.json").read_text())["compare"]
     assert compare["hosts_added"] == [f"{PROD_BLOG}/"] and compare["new"] >= len(on_blog), compare
@@ -370,6 +370,7 @@ def test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml(tmp_pat
     for finding in report["findings"]:
         by_kind.setdefault(finding["kind"], []).append(finding["url"])
     assert by_kind.get("soft-404") == [site.root(BLOG) + "old"], by_kind
+    assert site.root(BLOG) + "old" not in by_kind.get("indexable-not-listed", []), by_kind  # never advised to list
     assert sorted(report["sitemaps"]["sources"]) == [site.root(BLOG) + "sitemap.xml", site.root(WWW) + "sitemap.xml"]
     assert by_kind.get("listed-not-indexable") == [site.root(BLOG) + "gone"], by_kind
     assert shared.returncode == 0, shared.stderr

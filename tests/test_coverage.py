@@ -10,6 +10,8 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
+import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -206,6 +208,7 @@ BAD = [
     (["--logs", "-", "--bot-ranges", "/nonexistent.json"], "/nonexistent.json: not readable as JSON"),
     (["--logs", "-", "--html", "/nonexistent/page.html"], "--html /nonexistent/page.html: give a file in a folder"),
     (["--logs", "-", "--html", "/tmp"], "--html /tmp: give a file in a folder that exists"),
+    (["--logs", "-", "--state", "/tmp"], "--state /tmp: not a file"),
 ]
 
 
@@ -543,6 +546,16 @@ def test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew(tmp_path:
     assert (
         "2 fetches of 1 URL the site no longer links that earlier crawls met (1 of them once listed)" in result.stderr
     )
+    assert f"State store {tmp_path / 'out.state.sqlite'}: earlier crawls met 1 URL this one never did" in (
+        result.stderr
+    )
     wrong = run_cli("coverage", str(out), "--logs", str(log), "--state", str(log))
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     assert "not a state store" in wrong.stderr
+    other = tmp_path / "other.state.sqlite"  # another site's store: the same pages on another host
+    shutil.copy(tmp_path / "out.state.sqlite", other)
+    with sqlite3.connect(other) as store:
+        store.execute("UPDATE page SET url = replace(url, 'www.state.test', 'www.elsewhere.test')")
+    store.close()
+    refused = run_cli("coverage", str(out), "--logs", str(log), "--state", str(other))
+    assert refused.returncode == 2 and "no URL of OUT's sets in it" in refused.stderr, refused.stderr

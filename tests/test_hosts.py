@@ -399,6 +399,7 @@ def test_max_shrink_guards_each_hosts_set_on_its_own(tmp_path: Path) -> None:
         (["--resolve", "www.plain.test:99999:127.0.0.1"], "is not a number from 1 to 65535"),
         (["--resolve", "www.plain.test:80:localhost"], "is not an IP address"),
         (["--host", "bad host"], "is not a host name"),
+        (["--host", "blog.example.com:8080"], "without scheme or port"),
         (["--resolve", "*:80:127.0.0.1"], "is not one host name (curl's * and + forms are not taken)"),
         (["--resolve", "+www.plain.test:80:127.0.0.1"], "is not one host name"),
         (["--host", "*.com"], "covers every site under a public suffix"),

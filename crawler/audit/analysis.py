@@ -18,7 +18,6 @@ from crawler.audit.findings import Finding, Kind
 from crawler.audit.record import Page
 from crawler.audit.soft404 import says_not_found
 from crawler.duplicates import kept_of
-from crawler.urls import site_root
 
 __all__ = ["site_findings"]
 
@@ -105,8 +104,7 @@ def soft_404s(facts: SiteFacts) -> Iterator[Finding]:
     """Pages answering 200 with their own host's 404 text (hosts run different software, so
     each is compared with its own), or with a title that says "not found"."""
     for page in facts.pages("status = 200 AND digest IS NOT NULL"):
-        own = facts.not_found.get(site_root(page.url))
-        if own is not None and own.digest and page.digest == own.digest:
+        if facts.is_own_404(page):
             yield Finding(Kind.SOFT_404, page.url, "HTTP 200 with the text of the site's own 404 page")
         elif page.title and says_not_found(page.title):
             yield Finding(Kind.SOFT_404, page.url, f"HTTP 200 with the title {page.title!r}")

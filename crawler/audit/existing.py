@@ -93,4 +93,5 @@ def compare(existing: ExistingSitemaps, facts: SiteFacts) -> Iterator[Finding]:
         if page.url != facts.start_url and page.clicks is None:
             yield Finding(Kind.ORPHANS, page.url, "listed in the sitemaps, no link path from the start URL")
     for page in facts.pages("reason IS NULL AND NOT in_sitemaps"):
-        yield Finding(Kind.INDEXABLE_NOT_LISTED, page.url, "indexable, not in the site's sitemaps")
+        if not facts.is_own_404(page):  # the site's 404 page answering 200: a soft 404, never one to list
+            yield Finding(Kind.INDEXABLE_NOT_LISTED, page.url, "indexable, not in the site's sitemaps")

@@ -17,6 +17,7 @@ from typing import Any
 
 from crawler.audit.depth import measure_click_depths
 from crawler.audit.record import Page, page_of
+from crawler.urls import site_root
 
 __all__ = ["NotFoundPage", "SiteFacts"]
 
@@ -82,6 +83,11 @@ class SiteFacts:
     def get(self, url: str) -> Page | None:
         row = self.db.execute("SELECT * FROM audited WHERE url = ?", (url,)).fetchone()
         return None if row is None else page_of(row)
+
+    def is_own_404(self, page: Page) -> bool:
+        """Whether *page* has the text of its own host's 404 page (hosts run different software)."""
+        own = self.not_found.get(site_root(page.url))
+        return own is not None and bool(own.digest) and page.digest == own.digest
 
     def inlinks(self, url: str) -> int:
         row = self.db.execute("SELECT count FROM inlink_count WHERE url = ?", (url,)).fetchone()

@@ -54,8 +54,9 @@ def previous_audit(folder: Any, fail_on: FailOn) -> PreviousAudit | None:
             names = ", ".join(sorted(_NEW + kind.value for kind in fail_on.new))
             raise UsageError(f"--fail-on {names}: new findings need --compare DIR (an earlier audit)")
         return None
+    path = Path(str(folder))
     try:
-        return read_previous(Path(str(folder)))
+        return read_previous(path.parent if path.name == "report.json" and path.is_file() else path)
     except ValueError as error:
         raise UsageError(str(error)) from None
 

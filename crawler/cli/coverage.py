@@ -21,7 +21,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.usage import UsageError
 from crawler.coverage.crawlers import load_ranges
 from crawler.coverage.dnscheck import DnsCheck
-from crawler.coverage.earlier import open_state, read_earlier
+from crawler.coverage.earlier import knows_any, open_state, read_earlier
 from crawler.coverage.figures import (
     NOT_MET,
     crawler_figures,
@@ -121,7 +121,8 @@ def run_coverage(args: argparse.Namespace) -> int:
         raise UsageError(f"--html {args.html}: give a file in a folder that exists")
     state = Path(args.state) if args.state else beside(out, "state.sqlite")
     if args.state and not state.is_file():
-        raise UsageError(f"--state {state}: no such file (the crawl's OUT.state.sqlite)")
+        what = "not a file" if state.exists() else "no such file"
+        raise UsageError(f"--state {state}: {what} (the crawl's OUT.state.sqlite)")
     earlier, state_block = _state(state, given=bool(args.state))
     with tempfile.TemporaryDirectory(prefix="sitemap-crawler-coverage-") as scratch:
         db = sqlite3.connect(Path(scratch) / "coverage.sqlite3")
@@ -131,6 +132,12 @@ def run_coverage(args: argparse.Namespace) -> int:
                 origins = read_published(out, db)
             except ValueError as error:
                 raise UsageError(str(error)) from None
+            if earlier is not None and state_block is not None and not knows_any(earlier, origins):
+                if args.state:
+                    raise UsageError(f"--state {state}: no URL of OUT's sets in it (another crawl's state store?)")
+                state_block["error"] = "no URL of OUT's sets in it: another crawl's?"
+                earlier.close()
+                earlier = None
             met = read_report(report, db) if report.is_file() else None
             counts = LogCounts()
             hosts = {origin.split("://", 1)[1].rstrip("/").rsplit(":", 1)[0]: origin for origin in origins}
@@ -276,6 +283,9 @@ def _summary(document: dict[str, Any], out: Path, stream: TextIO) -> None:
         lines.append(f"{which} (the common format?): no crawler can be told apart in them; log the combined format")
     if (state := document["state"]) and state["error"]:
         lines.append(f"State store not read ({state['error']}): what earlier crawls knew is not shown")
+    elif state:
+        known = plural(state["known"], "URL")
+        lines.append(f"State store {state['path']}: earlier crawls met {known} this one never did")
     if document["report"] is None:
         lines.append(f"No crawl report ({NO_REPORT}): why a fetched URL is not listed is not known (--report FILE)")
     for origin, host in (document["hosts"] or {}).items():

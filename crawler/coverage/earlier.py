@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 from urllib.request import pathname2url
 
-__all__ = ["open_state", "read_earlier"]
+__all__ = ["knows_any", "open_state", "read_earlier"]
 
 _UNMET = """
 SELECT DISTINCT url FROM fetch WHERE url NOT IN (SELECT url FROM met) AND url NOT IN (SELECT url FROM listed)
@@ -31,6 +31,13 @@ def open_state(path: Path) -> sqlite3.Connection:
         store.close()
         raise ValueError(f"{path}: not a state store of sitemap-crawler ({error})") from None
     return store
+
+
+def knows_any(store: sqlite3.Connection, origins: list[str]) -> bool:
+    """Whether the state *store* holds a URL of any of *origins* (``scheme://host[:port]/``): a
+    store of another crawl holds none."""
+    query = "SELECT 1 FROM page WHERE url >= ? AND url < ? LIMIT 1"
+    return any(store.execute(query, (origin, origin[:-1] + "0")).fetchone() for origin in origins)
 
 
 def read_earlier(store: sqlite3.Connection, db: sqlite3.Connection) -> int:
