@@ -694,7 +694,14 @@ MUTANTS = [
            "        if not facts.is_own_404(page):", "        if True:",
            (f"{AUDIT_HOSTS}::test_each_mapped_host_is_probed_for_its_own_404_page_and_sitemap_xml",)),
     Mutant("coverage: a state store of another crawl is refused", "crawler/cli/coverage.py",
-           "            if earlier is not None and state_block is not None and not knows_any(earlier, origins):",
+           "            if earlier is not None and state_block is not None and origins and not knows_any(earlier, "
+           "origins):", "            if False:",
+           (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
+    Mutant("coverage: the state store is read without writing beside it", "crawler/coverage/earlier.py",
+           '("" if running else "&immutable=1")', '""',
+           (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
+    Mutant("coverage: without the crawl report the state store is not asked", "crawler/cli/coverage.py",
+           "            if earlier is not None and state_block is not None and met is None:",
            "            if False:",
            (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
 ]  # fmt: skip

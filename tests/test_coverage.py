@@ -528,7 +528,9 @@ def test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew(tmp_path:
     log = tmp_path / "access.log"
     lines = [log_line("/a"), log_line("/old", status=404), log_line("/old", status=404), log_line("/never", status=404)]
     log.write_text("\n".join(lines) + "\n")
+    beside = sorted(path.name for path in tmp_path.iterdir())
     result = run_cli("coverage", str(out), "--logs", str(log), "--json", "--html", str(tmp_path / "c.html"))
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name != "c.html") == beside  # read only
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     rows = {row["url"]: row for row in document["urls"]}
@@ -559,3 +561,11 @@ def test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew(tmp_path:
     store.close()
     refused = run_cli("coverage", str(out), "--logs", str(log), "--state", str(other))
     assert refused.returncode == 2 and "no URL of OUT's sets in it" in refused.stderr, refused.stderr
+    empty = hand_set(tmp_path / "empty", {"": []})  # a set of no URL names no origin to look for
+    assert run_cli("coverage", str(empty), "--logs", str(log), "--state", str(other)).returncode == 0
+    # Without the crawl report, which URLs this crawl met is not known: the store is not asked.
+    (tmp_path / "out.crawl-report.jsonl").rename(tmp_path / "report.jsonl")
+    unknown = run_cli("coverage", str(out), "--logs", str(log), "--json")
+    assert unknown.returncode == 0, unknown.stderr
+    rows = {row["url"]: row for row in json.loads(unknown.stdout)["urls"]}
+    assert rows[origin + "/old"]["earlier"] is None and "State store not read (no crawl report" in unknown.stderr

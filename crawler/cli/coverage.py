@@ -132,7 +132,7 @@ def run_coverage(args: argparse.Namespace) -> int:
                 origins = read_published(out, db)
             except ValueError as error:
                 raise UsageError(str(error)) from None
-            if earlier is not None and state_block is not None and not knows_any(earlier, origins):
+            if earlier is not None and state_block is not None and origins and not knows_any(earlier, origins):
                 if args.state:
                     raise UsageError(f"--state {state}: no URL of OUT's sets in it (another crawl's state store?)")
                 state_block["error"] = "no URL of OUT's sets in it: another crawl's?"
@@ -147,7 +147,9 @@ def run_coverage(args: argparse.Namespace) -> int:
             tally.dns = DnsCheck() if args.verify_dns else None
             _read(sources, args, parse, tally, counts)
             store.fold()
-            if earlier is not None and state_block is not None:  # of the fetched URLs the crawl never met
+            if earlier is not None and state_block is not None and met is None:
+                state_block["error"] = "no crawl report: which URLs this crawl met is not known"
+            elif earlier is not None and state_block is not None:  # of the fetched URLs the crawl never met
                 state_block["known"] = read_earlier(earlier, db)
             since = _since(tally, args.days)
             open_window(db, since, NOT_MET if met is not None else NO_REPORT)

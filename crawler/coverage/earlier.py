@@ -20,16 +20,24 @@ _PAGE = "SELECT last_seen, outcome, reason, listed_run IS NOT NULL FROM page WHE
 
 
 def open_state(path: Path) -> sqlite3.Connection:
-    """The state store at *path*, opened read only; ``ValueError`` (one line) when it is none."""
+    """The state store at *path*, opened read only, writing nothing beside it (no ``-wal`` or
+    ``-shm`` of its own, in a folder it may not write to); ``ValueError`` (one line) when it is
+    none or cannot be read."""
+    resolved = path.resolve()
+    # A store with no write-ahead log of a crawl now writing it is read as a file that cannot change.
+    running = any(resolved.with_name(resolved.name + end).exists() for end in ("-wal", "-shm"))
+    uri = f"file:{pathname2url(str(resolved))}?mode=ro" + ("" if running else "&immutable=1")
+    store = None
     try:
-        store = sqlite3.connect(f"file:{pathname2url(str(path.resolve()))}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise ValueError(f"{path}: not readable ({error})") from None
-    try:
+        store = sqlite3.connect(uri, uri=True)
         store.execute(_PAGE.replace("url = ?", "0"))  # its columns, or the error that says what it is
-    except sqlite3.Error as error:  # not SQLite, or no page table of the state store's
-        store.close()
-        raise ValueError(f"{path}: not a state store of sitemap-crawler ({error})") from None
+    except sqlite3.DatabaseError as error:
+        if store is not None:
+            store.close()
+        text = str(error)
+        other = "not a database" in text or "no such" in text  # another file, or another database
+        what = "not a state store of sitemap-crawler" if other else "not readable"
+        raise ValueError(f"{path}: {what} ({text})") from None
     return store
 
 
