@@ -704,6 +704,11 @@ MUTANTS = [
            "            if earlier is not None and state_block is not None and met is None:",
            "            if False:",
            (f"{COVERAGE}::test_a_url_the_crawl_no_longer_meets_says_what_earlier_crawls_knew",)),
+    Mutant("shared crawl: a worker's first Redis calls are asked again past a missed deadline",
+           "crawler/distributed/link.py", "        opened, missed = False, 0\n",
+           "        await self.open()\n        opened, missed = True, 0\n",
+           (("tests/test_distributed_frontier.py::"
+             "test_a_worker_whose_first_redis_call_misses_its_deadline_asks_again"),)),
 ]  # fmt: skip
 
 

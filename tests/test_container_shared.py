@@ -173,7 +173,9 @@ def test_a_crawl_shared_across_containers_lists_what_one_process_lists(project: 
     logs = {service: project.logs(service) for service in ("crawl", "redis")}
     logs.update({f"worker {n}": project.logs("worker", n) for n in (1, 2)})
     assert coordinator == 0, project.masked(logs["crawl"][-3000:])
-    assert workers == [0, 0], project.masked(logs["worker 1"][-1500:] + logs["worker 2"][-1500:])
+    assert workers == [0, 0], project.masked(
+        "\n".join(f"--- {name}\n{logs[name][-1500:]}" for name in ("worker 1", "worker 2", "crawl"))
+    )
 
     # The same set as one process: valid, every page, nothing else.
     listed = sitemap_locs(project.data / "sitemaps", SITE)

@@ -114,21 +114,27 @@ class WorkerLink:
 
     # --- the loop ---
     async def run(self, wake: Callable[[Lease], None], finished: Callable[[], Awaitable[None]]) -> None:
-        """Until the crawl is over everywhere (then *finished*), or :attr:`stopping`."""
-        await self.open()
-        missed = 0
+        """Until the crawl is over everywhere (then *finished*), or :attr:`stopping`. Every call
+        to Redis here, the first ones too, is made again when it misses its deadline once: in a
+        container on a loaded machine a worker's first call was seen unanswered for 10 s while
+        its event loop ran freely, and answered at once when asked again."""
+        opened, missed = False, 0
         try:
             while not self.stopping:
                 try:
+                    if not opened:
+                        await self.open()
+                        opened = True
                     busy = await self._exchange(wake)
-                except (RedisTimeoutError, TimeoutError):
+                    over = not busy and await crawl_finished(self.frontier, self.workers, self.grace)
+                except (RedisTimeoutError, TimeoutError) as error:
                     missed += 1
                     if missed > MISSED_ROUNDS:
                         raise
-                    logger.warning("The shared crawl's Redis missed a deadline: this worker asks again")
+                    logger.warning("The shared crawl's Redis missed a deadline (%s): this worker asks again", error)
                     continue
                 missed = 0
-                if not busy and await crawl_finished(self.frontier, self.workers, self.grace):
+                if over:
                     await finished()  # its counts go to the crawl's totals; then its heartbeat goes
                     return
                 await asyncio.sleep(0.02 if busy else 0.2)
